@@ -1,0 +1,125 @@
+"""Run a task's golden on the CPU: the fp64 oracle (truth) and the same-precision bench.
+
+Memory: the oracle widens every float input to fp64, so a case costs about
+`sum(elements) * (itemsize + 8)` for the inputs plus the same again for the outputs. Cases whose
+estimate exceeds the budget (`CANNPILOT_ORACLE_BUDGET_GB`, default half the machine's memory,
+at most 16 GiB) raise `CaseTooLarge`: they are judged for speed only (cost-model estimate), their
+correctness is established on the smaller cases of the same task.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from copilot.dtypes import from_torch
+from copilot.errors import BadInput, CannpilotError
+from copilot.tasks.model import Case, Task
+
+
+class CaseTooLarge(CannpilotError):
+    """The case would not fit the oracle's memory budget."""
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+
+@dataclass
+class Reference:
+    oracle: list[torch.Tensor]      # fp64 truth (integer outputs stay integer)
+    bench: list[torch.Tensor]       # same-precision CPU reference, in the output dtypes
+    outputs: list[OutputSpec]       # what the kernel must produce
+
+
+def _memory_total() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 8 << 30
+
+
+def oracle_budget_bytes() -> int:
+    env = os.environ.get("CANNPILOT_ORACLE_BUDGET_GB")
+    if env:
+        try:
+            return int(float(env) * (1 << 30))
+        except ValueError:
+            raise BadInput(f"CANNPILOT_ORACLE_BUDGET_GB={env!r} is not a number of GiB") from None
+    return min(_memory_total() // 2, 16 << 30)
+
+
+def estimate_bytes(case: Case) -> int:
+    """Peak bytes the oracle needs for this case (inputs, fp64 copies, outputs of both runs)."""
+    from copilot.dtypes import dtype as dtype_of
+
+    inputs = sum(case.numel(i) * dtype_of(d).itemsize for i, d in enumerate(case.dtypes))
+    widened = sum(case.numel(i) * 8 for i in range(len(case.shapes)))
+    # Outputs are rarely larger than the largest input; two runs plus temporaries of the golden.
+    return inputs + 3 * widened
+
+
+def _as_list(result: Any, where: str) -> list[torch.Tensor]:
+    items = list(result) if isinstance(result, (tuple, list)) else [result]
+    out = []
+    for i, t in enumerate(items):
+        if not isinstance(t, torch.Tensor):
+            raise BadInput(f"{where}: output {i} is a {type(t).__name__}, not a tensor")
+        out.append(t.detach().contiguous())
+    return out
+
+
+def _widen(t: torch.Tensor) -> torch.Tensor:
+    return t.to(torch.float64) if t.is_floating_point() else t
+
+
+def _call(fn, task: Task, case: Case, inputs: list[torch.Tensor], label: str) -> list[torch.Tensor]:
+    where = f"{task.path if task.kind == 'kernelbench' else task.path / 'golden.py'} ({label}, {case.label()})"
+    try:
+        with torch.no_grad():
+            result = fn(*inputs, **{k: v for k, v in case.attrs.items() if v is not None})
+    except Exception as exc:
+        raise BadInput(f"{where}: golden raised {type(exc).__name__}: {exc}") from None
+    return _as_list(result, where)
+
+
+def reference(task: Task, case: Case, inputs: list[torch.Tensor]) -> Reference:
+    """The oracle and bench outputs for one case."""
+    need = estimate_bytes(case)
+    budget = oracle_budget_bytes()
+    if need > budget:
+        raise CaseTooLarge(f"{task.name} {case.label()}: the oracle needs ~{need / 2**30:.1f} GiB, "
+                           f"over the budget of {budget / 2**30:.1f} GiB (CANNPILOT_ORACLE_BUDGET_GB); "
+                           "judge correctness on the quick tier")
+    bench_fn = task.bench_fn or task.golden
+    bench = _call(bench_fn, task, case, inputs, "same-precision run")
+    oracle_fn = task.oracle_fn or task.golden
+    wide = [_widen(t) for t in inputs]
+    oracle = [_widen(t) for t in _call(oracle_fn, task, case, wide, "fp64 oracle run")]
+    del wide
+    if len(oracle) != len(bench):
+        raise BadInput(f"{task.name}: the fp64 run returned {len(oracle)} outputs but the "
+                       f"same-precision run {len(bench)}")
+    names = [o.name for o in task.outputs]
+    specs = []
+    for i, t in enumerate(bench):
+        try:
+            dt = from_torch(t.dtype).name
+        except KeyError:
+            raise BadInput(f"{task.name}: output {i} has unsupported dtype {t.dtype}") from None
+        specs.append(OutputSpec(names[i] if i < len(names) else f"out{i}", tuple(t.shape), dt))
+    return Reference(oracle=oracle, bench=bench, outputs=specs)
+
+
+def smoke_golden(task: Task) -> None:
+    """Run the golden once on the task's smallest case: raises BadInput if it fails."""
+    from copilot.oracle.inputs import make_inputs
+
+    case = min(task.cases, key=lambda c: c.total_numel)
+    reference(task, case, make_inputs(task, case))
