@@ -1,0 +1,183 @@
+// Per-core event model of the AscendC pipes, for the sim backend's time ESTIMATE.
+//
+// Every emulated instruction lands on its pipe (S, V, MTE2, MTE3). It starts when
+//   - the scalar unit has issued it (issue is in program order, each issue costs scalar cycles),
+//   - its pipe is free (pipes are in order),
+//   - the UB buffers it reads hold their data (read after write), and
+//   - the UB buffers it writes are no longer being read or written by earlier instructions
+//     (write after read / write after write): this is what AllocTensor waiting for FreeTensor
+//     costs on the chip, and why double buffering overlaps copies with compute.
+// Flags and barriers add the waits the kernel asked for. MTE2 and MTE3 transfers also share the
+// core's slice of HBM bandwidth (chip bandwidth divided among the cores that stream at once).
+// Times are in cycles of the vector core clock; the runner converts to microseconds and adds the
+// launch overhead. Everything here is a model: its outputs are estimates and labelled so.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <initializer_list>
+#include <vector>
+
+namespace cannsim::cost {
+
+enum Pipe : int { S = 0, V = 1, MTE2 = 2, MTE3 = 3, NPIPES = 4 };
+
+// Cost parameters of one chip. Filled from the chip profile (copilot/chips/<chip>.yaml) by the
+// harness; the defaults are the 910B2 profile's provisional values.
+struct Params {
+    double clock_ghz = 1.8;                 // vector core clock
+    double hbm_bytes_per_cycle = 1000.0;    // whole-chip HBM bandwidth, bytes per core cycle
+    double core_dma_bytes_per_cycle = 64.0; // most one core's MTE can move per cycle
+    double dma_latency_cycles = 600.0;      // from issue to first byte, per transfer
+    double small_burst_bytes = 512.0;       // bursts (rows) shorter than this move at reduced rate
+    double gm_unaligned_efficiency = 0.7;   // GM address not 512 B aligned (fact: ~70 %)
+    double vector_bytes_per_cycle = 256.0;  // one repeat = 256 B per cycle at cost 1
+    double vector_issue_cycles = 12.0;      // fixed start-up of every vector instruction
+    double scalar_issue_cycles = 2.0;       // scalar cost of issuing any instruction
+    double scalar_access_cycles = 10.0;     // GetValue / SetValue on UB
+    int active_cores = 1;                   // cores streaming at once (min(blockDim, cores))
+};
+
+struct BlockCost {
+    double cycles = 0;                  // when the last pipe went idle
+    double busy[NPIPES] = {0, 0, 0, 0}; // busy cycles per pipe
+    double gm_bytes_in = 0, gm_bytes_out = 0;
+    uint64_t instructions = 0;
+    uint64_t unmodelled = 0;            // instructions the model has no cost for
+};
+
+class Timeline {
+public:
+    explicit Timeline(const Params& p = Params{}) : p_(p) {}
+
+    void reset(const Params& p) { *this = Timeline(p); }
+    const Params& params() const { return p_; }
+
+    // A vector instruction over `bytes` of its widest operand, costing `weight` cycles per
+    // 256-byte repeat (1 for add-class ops; more for transcendentals).
+    double vector(double bytes, double weight, std::initializer_list<int> reads,
+                  std::initializer_list<int> writes) {
+        const double repeats = std::max(1.0, std::ceil(bytes / p_.vector_bytes_per_cycle));
+        return issue(V, p_.vector_issue_cycles + repeats * weight, reads, writes, 0.0);
+    }
+
+    // GM -> UB (MTE2) or UB -> GM (MTE3): `rows` bursts of `row_bytes` each.
+    double dma(int pipe, double rows, double row_bytes, bool gm_aligned_512, std::initializer_list<int> reads,
+               std::initializer_list<int> writes) {
+        const double bytes = rows * row_bytes;
+        double eff = gm_aligned_512 ? 1.0 : p_.gm_unaligned_efficiency;
+        if (row_bytes < p_.small_burst_bytes) eff *= std::max(0.125, row_bytes / p_.small_burst_bytes);
+        const double share = p_.hbm_bytes_per_cycle / std::max(1, p_.active_cores);
+        const double rate = std::min(p_.core_dma_bytes_per_cycle, share) * eff;
+        const double transfer = bytes / rate;
+        if (pipe == MTE2) cost_.gm_bytes_in += bytes; else cost_.gm_bytes_out += bytes;
+        return issue(pipe, p_.dma_latency_cycles + transfer, reads, writes, transfer);
+    }
+
+    // UB -> UB copy on the vector pipe's data path (DataCopy local to local).
+    double local_copy(double bytes, std::initializer_list<int> reads, std::initializer_list<int> writes) {
+        return vector(bytes, 1.0, reads, writes);
+    }
+
+    // A scalar read or write of UB (GetValue/SetValue): waits for the data, stalls issue.
+    void scalar_access(int slot, bool write) {
+        SlotTimes& st = at(slot);
+        double t = std::max(s_time_, st.ready);
+        if (write) t = std::max(t, st.readers_done);
+        t += p_.scalar_access_cycles;
+        s_time_ = t;
+        cost_.busy[S] += p_.scalar_access_cycles;
+        if (write) st.ready = t; else st.readers_done = std::max(st.readers_done, t);
+        ++cost_.instructions;
+    }
+
+    // Plain scalar work (loop control, address arithmetic) attributed to the S pipe.
+    void scalar(double cycles) { s_time_ += cycles; cost_.busy[S] += cycles; }
+
+    // SetFlag<src_dst>(id): remember when `src` has finished everything issued so far.
+    void set_flag(int src, int event, int id) {
+        flags_.push_back({event, id, src == S ? s_time_ : pipe_free_[src]});
+    }
+    // WaitFlag<src_dst>(id): `dst` (or the scalar unit) waits for that moment.
+    void wait_flag(int dst, int event, int id) {
+        for (auto it = flags_.begin(); it != flags_.end(); ++it) {
+            if (it->event == event && it->id == id) {
+                if (dst == S) s_time_ = std::max(s_time_, it->time);
+                else pipe_free_[dst] = std::max(pipe_free_[dst], it->time);
+                flags_.erase(it);
+                return;
+            }
+        }
+    }
+    // PipeBarrier<pipe>: pipes are in order, so only PIPE_ALL (all = -1 here) changes anything:
+    // the scalar unit waits until every pipe is idle.
+    void barrier_all() {
+        double t = s_time_;
+        for (double f : pipe_free_) t = std::max(t, f);
+        s_time_ = t;
+    }
+
+    void unmodelled() { ++cost_.unmodelled; }
+
+    BlockCost finish() const {
+        BlockCost c = cost_;
+        c.cycles = s_time_;
+        for (double f : pipe_free_) c.cycles = std::max(c.cycles, f);
+        return c;
+    }
+
+    // One JSON object (no newline) with the block's figures in microseconds.
+    int to_json(char* buf, size_t n, long long block) const {
+        const BlockCost c = finish();
+        const double us = 1.0 / (p_.clock_ghz * 1000.0);
+        return std::snprintf(buf, n,
+            "{\"kind\":\"cost\",\"block\":%lld,\"us\":%.6f,\"pipes_us\":{\"S\":%.6f,\"V\":%.6f,"
+            "\"MTE2\":%.6f,\"MTE3\":%.6f},\"gm_bytes_in\":%.0f,\"gm_bytes_out\":%.0f,"
+            "\"instructions\":%llu,\"unmodelled\":%llu}",
+            block, c.cycles * us, c.busy[S] * us, c.busy[V] * us, c.busy[MTE2] * us, c.busy[MTE3] * us,
+            c.gm_bytes_in, c.gm_bytes_out, (unsigned long long)c.instructions,
+            (unsigned long long)c.unmodelled);
+    }
+
+private:
+    struct SlotTimes { double ready = 0, readers_done = 0; };
+    struct Flag { int event, id; double time; };
+
+    SlotTimes& at(int slot) {
+        if (slot < 0) return scratch_;
+        if (static_cast<size_t>(slot) >= slots_.size()) slots_.resize(slot + 1);
+        return slots_[slot];
+    }
+
+    double issue(int pipe, double cycles, std::initializer_list<int> reads, std::initializer_list<int> writes,
+                 double hbm_cycles) {
+        s_time_ += p_.scalar_issue_cycles;
+        cost_.busy[S] += p_.scalar_issue_cycles;
+        double start = std::max(s_time_, pipe_free_[pipe]);
+        for (int r : reads) start = std::max(start, at(r).ready);
+        for (int w : writes) start = std::max({start, at(w).ready, at(w).readers_done});
+        if (hbm_cycles > 0) {
+            start = std::max(start, hbm_free_);
+            hbm_free_ = start + hbm_cycles;
+        }
+        const double end = start + cycles;
+        pipe_free_[pipe] = end;
+        cost_.busy[pipe] += cycles;
+        for (int r : reads) { SlotTimes& st = at(r); st.readers_done = std::max(st.readers_done, end); }
+        for (int w : writes) at(w).ready = end;
+        ++cost_.instructions;
+        return end;
+    }
+
+    Params p_;
+    double s_time_ = 0;
+    double pipe_free_[NPIPES] = {0, 0, 0, 0};
+    double hbm_free_ = 0;
+    std::vector<SlotTimes> slots_;
+    SlotTimes scratch_;
+    std::vector<Flag> flags_;
+    BlockCost cost_;
+};
+
+}  // namespace cannsim::cost

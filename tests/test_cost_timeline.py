@@ -1,0 +1,58 @@
+"""The cost model's per-core event timeline reproduces the effects engineers tune for."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+INCLUDE = HERE.parent / "copilot" / "backends" / "sim" / "include"
+
+
+@pytest.fixture(scope="module")
+def figures(tmp_path_factory) -> dict:
+    exe = tmp_path_factory.mktemp("timeline") / "timeline_test"
+    subprocess.run(["g++", "-std=c++20", "-O1", "-I", str(INCLUDE), str(HERE / "sim_cost" / "timeline_test.cpp"),
+                    "-o", str(exe)], check=True, capture_output=True, text=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def test_double_buffering_beats_single_buffering_on_a_memory_bound_kernel(figures):
+    assert figures["double"] < 0.9 * figures["single"]
+
+
+def test_tiny_tiles_are_slower_than_large_ones(figures):
+    assert figures["tiny"] > 1.5 * figures["double"]
+
+
+def test_more_cores_help_until_bandwidth_saturates(figures):
+    c1, c8, c24, c48 = figures["c1"], figures["c8"], figures["c24"], figures["c48"]
+    assert c1 > 4 * c8                       # one core is bound by its own DMA rate
+    assert c24 < c8 and c48 <= c24           # still helping ...
+    assert c24 / c48 < 1.25                  # ... but HBM is saturated: little gain at the end
+
+
+def test_fp32_costs_about_twice_fp16_when_memory_bound(figures):
+    assert 1.8 < figures["fp32"] / figures["fp16"] < 2.2
+
+
+def test_vector_heavy_kernel_keeps_the_vector_pipe_busiest(figures):
+    assert figures["heavy_v"] > 3 * figures["heavy_mte2"]
+    assert figures["heavy_cycles"] < 1.2 * figures["heavy_v"]   # V is the critical path
+
+
+def test_barrier_after_every_tile_removes_the_overlap(figures):
+    assert figures["barred"] > 1.1 * figures["double"]
+
+
+def test_waitflag_delays_the_waiting_pipe_until_the_flag(figures):
+    assert figures["flag_v_end"] > figures["flag_mte2_end"]
+
+
+def test_unaligned_gm_and_short_bursts_move_slower(figures):
+    assert figures["unaligned"] > 1.2 * figures["aligned"]
+    assert figures["shortrows"] > 2 * figures["aligned"]
