@@ -22,7 +22,9 @@ def figures(tmp_path_factory) -> dict:
 
 
 def test_double_buffering_beats_single_buffering_on_a_memory_bound_kernel(figures):
-    assert figures["double"] < 0.9 * figures["single"]
+    assert figures["double"] < 0.95 * figures["single"]
+    # Once HBM itself is saturated by 48 cores, buffering cannot create bandwidth: no loss either.
+    assert figures["double_sat"] <= figures["single_sat"]
 
 
 def test_tiny_tiles_are_slower_than_large_ones(figures):
@@ -46,7 +48,7 @@ def test_vector_heavy_kernel_keeps_the_vector_pipe_busiest(figures):
 
 
 def test_barrier_after_every_tile_removes_the_overlap(figures):
-    assert figures["barred"] > 1.1 * figures["double"]
+    assert figures["barred"] > 1.3 * figures["double"]
 
 
 def test_waitflag_delays_the_waiting_pipe_until_the_flag(figures):

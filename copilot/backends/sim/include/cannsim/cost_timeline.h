@@ -7,8 +7,10 @@
 //   - the UB buffers it writes are no longer being read or written by earlier instructions
 //     (write after read / write after write): this is what AllocTensor waiting for FreeTensor
 //     costs on the chip, and why double buffering overlaps copies with compute.
-// Flags and barriers add the waits the kernel asked for. MTE2 and MTE3 transfers also share the
-// core's slice of HBM bandwidth (chip bandwidth divided among the cores that stream at once).
+// Flags and barriers add the waits the kernel asked for. MTE2 and MTE3 are separate engines, each
+// moving at most `core_dma_bytes_per_cycle`; together they share the core's slice of HBM bandwidth
+// (chip bandwidth divided among the cores that stream at once). That sharing is modelled as a
+// fluid bound: a core cannot finish before its total GM traffic has passed through its slice.
 // Times are in cycles of the vector core clock; the runner converts to microseconds and adds the
 // launch overhead. Everything here is a model: its outputs are estimates and labelled so.
 #pragma once
@@ -59,7 +61,7 @@ public:
     double vector(double bytes, double weight, std::initializer_list<int> reads,
                   std::initializer_list<int> writes) {
         const double repeats = std::max(1.0, std::ceil(bytes / p_.vector_bytes_per_cycle));
-        return issue(V, p_.vector_issue_cycles + repeats * weight, reads, writes, 0.0);
+        return issue(V, p_.vector_issue_cycles + repeats * weight, reads, writes);
     }
 
     // GM -> UB (MTE2) or UB -> GM (MTE3): `rows` bursts of `row_bytes` each.
@@ -68,11 +70,13 @@ public:
         const double bytes = rows * row_bytes;
         double eff = gm_aligned_512 ? 1.0 : p_.gm_unaligned_efficiency;
         if (row_bytes < p_.small_burst_bytes) eff *= std::max(0.125, row_bytes / p_.small_burst_bytes);
-        const double share = p_.hbm_bytes_per_cycle / std::max(1, p_.active_cores);
-        const double rate = std::min(p_.core_dma_bytes_per_cycle, share) * eff;
+        const double rate = std::min(p_.core_dma_bytes_per_cycle, hbm_share()) * eff;
         const double transfer = bytes / rate;
         if (pipe == MTE2) cost_.gm_bytes_in += bytes; else cost_.gm_bytes_out += bytes;
-        return issue(pipe, p_.dma_latency_cycles + transfer, reads, writes, transfer);
+        hbm_cycles_ += bytes / (hbm_share() * eff);
+        const double end = issue(pipe, p_.dma_latency_cycles + transfer, reads, writes);
+        if (first_dma_ < 0) first_dma_ = end - p_.dma_latency_cycles - transfer;
+        return end;
     }
 
     // UB -> UB copy on the vector pipe's data path (DataCopy local to local).
@@ -124,6 +128,7 @@ public:
         BlockCost c = cost_;
         c.cycles = s_time_;
         for (double f : pipe_free_) c.cycles = std::max(c.cycles, f);
+        if (first_dma_ >= 0) c.cycles = std::max(c.cycles, first_dma_ + hbm_cycles_ + p_.dma_latency_cycles);
         return c;
     }
 
@@ -150,17 +155,14 @@ private:
         return slots_[slot];
     }
 
-    double issue(int pipe, double cycles, std::initializer_list<int> reads, std::initializer_list<int> writes,
-                 double hbm_cycles) {
+    double hbm_share() const { return p_.hbm_bytes_per_cycle / std::max(1, p_.active_cores); }
+
+    double issue(int pipe, double cycles, std::initializer_list<int> reads, std::initializer_list<int> writes) {
         s_time_ += p_.scalar_issue_cycles;
         cost_.busy[S] += p_.scalar_issue_cycles;
         double start = std::max(s_time_, pipe_free_[pipe]);
         for (int r : reads) start = std::max(start, at(r).ready);
         for (int w : writes) start = std::max({start, at(w).ready, at(w).readers_done});
-        if (hbm_cycles > 0) {
-            start = std::max(start, hbm_free_);
-            hbm_free_ = start + hbm_cycles;
-        }
         const double end = start + cycles;
         pipe_free_[pipe] = end;
         cost_.busy[pipe] += cycles;
@@ -173,7 +175,8 @@ private:
     Params p_;
     double s_time_ = 0;
     double pipe_free_[NPIPES] = {0, 0, 0, 0};
-    double hbm_free_ = 0;
+    double hbm_cycles_ = 0;     // this core's GM traffic divided by its HBM share
+    double first_dma_ = -1;     // start of its first transfer
     std::vector<SlotTimes> slots_;
     SlotTimes scratch_;
     std::vector<Flag> flags_;
