@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal, Protocol
 Origin = Literal["lowering", "offline", "llm", "human"]
 AgencyMode = Literal["tool_agent", "single_pass", "fix_loop", "knob_edit", "lowering", "human"]
 CandidateStatus = Literal["proposed", "built", "build_failed", "incorrect", "passed", "crashed",
-                          "rejected_duplicate", "vetoed"]
+                          "rejected_duplicate", "no_code"]
 Timing = Literal["estimate", "measured"]
 
 

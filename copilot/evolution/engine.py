@@ -1,0 +1,392 @@
+"""`cake-evo`: rounds of variants, tiered sampling, inspirations, and the human between rounds.
+
+The engine owns no agent logic and no evaluation logic: it asks an `Agent` for proposals and an
+`Evaluator` for verdicts, emits domain events, and awaits a `RoundDecision` from a policy (the
+TUI, `--decide auto`, or the terminal prompt) between rounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from copilot.events import (
+    Candidate,
+    CandidateBuilt,
+    CandidateEvaluated,
+    CandidateProposed,
+    DecisionMade,
+    DecisionNeeded,
+    EventSink,
+    RoundFinished,
+    RoundStarted,
+    SessionFinished,
+)
+from copilot.evolution.population import Inspiration, Population
+from copilot.evolution.strategies import Strategy, round_one_strategies
+from copilot.tasks.model import Task
+
+
+class BudgetExhausted(Exception):
+    """Raised by an agent when the session's token or cost budget is spent."""
+
+
+# --- what the engine asks of its collaborators ------------------------------------------------
+
+@dataclass
+class ProposalRequest:
+    task: Task
+    chip: str
+    round: int
+    index: int                                  # position of this variant in its round
+    strategy: Strategy
+    parent: Candidate | None
+    parent_tier: str | None                     # top | middle | bottom | pinned | baseline
+    inspirations: list[Inspiration] = field(default_factory=list)
+    sibling_strategies: list[str] = field(default_factory=list)   # the others' directions this round
+    steer: str = ""                             # the engineer's guidance for this round
+    rejected_strategies: list[str] = field(default_factory=list)  # strategies of vetoed candidates
+
+
+@dataclass
+class Proposal:
+    code: str | None                            # None: the agent produced no usable code
+    origin: str = "offline"
+    agency_mode: str = "knob_edit"
+    knobs: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    failure: str = ""                           # why there is no code
+
+
+class Agent(Protocol):
+    name: str
+
+    async def baseline(self, task: Task, chip: str) -> Proposal | None: ...
+
+    async def propose(self, request: ProposalRequest) -> Proposal: ...
+
+
+@dataclass
+class Evaluation:
+    status: str                                 # passed | incorrect | build_failed | crashed
+    time_us: float | None = None
+    timing: str = "estimate"
+    roofline_fraction: float | None = None
+    cases: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    build_ok: bool = True
+    build_seconds: float = 0.0
+
+
+class Evaluator(Protocol):
+    async def evaluate(self, task: Task, candidate: Candidate) -> Evaluation: ...
+
+
+# --- decisions between rounds ------------------------------------------------------------------
+
+@dataclass
+class HumanEdit:
+    code: str
+    parent_id: str | None = None
+    note: str = ""
+
+
+@dataclass
+class RoundDecision:
+    pins: list[str] = field(default_factory=list)
+    vetoes: list[str] = field(default_factory=list)
+    unpins: list[str] = field(default_factory=list)
+    edits: list[HumanEdit] = field(default_factory=list)
+    steer: str = ""
+    action: Literal["continue", "stop"] = "continue"
+
+
+@dataclass
+class DecisionContext:
+    round: int
+    rounds_left: int
+    leaderboard: list[dict[str, Any]]
+    population: Population
+
+
+class DecisionPolicy(Protocol):
+    async def decide(self, context: DecisionContext) -> RoundDecision: ...
+
+
+class AutoPolicy:
+    """`--decide auto`: keep going, change nothing."""
+
+    async def decide(self, context: DecisionContext) -> RoundDecision:
+        return RoundDecision()
+
+
+# --- the engine --------------------------------------------------------------------------------
+
+@dataclass
+class EvolutionSettings:
+    rounds: int = 3
+    variants: int = 4
+    chip: str = "910B2"
+    seed: int = 0
+    target_speedup: float | None = None         # stop once best/baseline reaches it
+    stagnation_rounds: int = 2                  # stop after this many rounds without a better best
+    parallel: int = 2                           # evaluations at once
+
+
+@dataclass
+class RoundSummary:
+    round: int
+    candidates: int
+    passed: int
+    best_id: str | None
+    best_time_us: float | None
+    median_time_us: float | None
+
+
+@dataclass
+class EvolutionResult:
+    status: str                                 # finished | stopped | budget_exhausted | failed
+    reason: str
+    best: Candidate | None
+    baseline: Candidate | None
+    round1_best: Candidate | None
+    rounds: list[RoundSummary]
+    population: Population
+
+    def speedup_vs(self, ref: Candidate | None) -> float | None:
+        if not (self.best and ref and self.best.time_us and ref.time_us):
+            return None
+        return ref.time_us / self.best.time_us
+
+
+class EvolutionEngine:
+    def __init__(self, task: Task, agent: Agent, evaluator: Evaluator, sink: EventSink,
+                 policy: DecisionPolicy | None = None, settings: EvolutionSettings | None = None,
+                 session: str = "session", strategies: list[Strategy] | None = None) -> None:
+        self.task = task
+        self.agent = agent
+        self.evaluator = evaluator
+        self.sink = sink
+        self.policy = policy or AutoPolicy()
+        self.settings = settings or EvolutionSettings()
+        self.session = session
+        self.rng = random.Random(self.settings.seed)
+        self.population = Population(self.rng)
+        self.strategies = strategies or round_one_strategies(task)
+        self.steer = ""
+        self.rejected_strategies: list[str] = []
+        self.rounds: list[RoundSummary] = []
+        self.baseline: Candidate | None = None
+        self.next_round = 1
+        self._stop_requested = False
+
+    # Public -------------------------------------------------------------------------------
+
+    async def run(self) -> EvolutionResult:
+        status, reason = "finished", "reached the last round"
+        try:
+            if self.baseline is None and self.next_round == 1:
+                await self._evaluate_baseline()
+            stale = 0
+            best_before = self._best_time()
+            while self.next_round <= self.settings.rounds:
+                r = self.next_round
+                await self._run_round(r)
+                self.next_round = r + 1
+                best_now = self._best_time()
+                stale = 0 if best_now < best_before else stale + 1
+                best_before = min(best_before, best_now)
+                if self._target_reached():
+                    status, reason = "finished", f"target speedup {self.settings.target_speedup}x reached"
+                    break
+                if stale >= self.settings.stagnation_rounds and r > 1:
+                    status, reason = "finished", f"no better kernel in {stale} rounds (stagnation)"
+                    break
+                if self.next_round > self.settings.rounds:
+                    break
+                decision = await self._ask_decision(r)
+                if decision.action == "stop":
+                    status, reason = "stopped", f"stopped by the engineer after round {r}"
+                    break
+        except BudgetExhausted as exc:
+            status, reason = "budget_exhausted", str(exc)
+        best = self.population.best()
+        self.sink.emit(SessionFinished(self.session, status=status, best_id=best.id if best else None,
+                                       reason=reason))
+        return EvolutionResult(status, reason, best, self.baseline, self._round1_best(), self.rounds,
+                               self.population)
+
+    def apply_decision(self, round_: int, d: RoundDecision) -> list[Candidate]:
+        """Pins, vetoes and steering take effect now; edits are returned for evaluation."""
+        for cid in d.pins:
+            self._known(cid).pinned = True
+        for cid in d.unpins:
+            self._known(cid).pinned = False
+        for cid in d.vetoes:
+            c = self._known(cid)
+            c.vetoed, c.pinned = True, False
+            if c.strategy and c.strategy not in self.rejected_strategies:
+                self.rejected_strategies.append(c.strategy)
+        if d.steer.strip():
+            self.steer = d.steer.strip()
+        human = []
+        for i, edit in enumerate(d.edits, start=1):
+            parent = self._known(edit.parent_id) if edit.parent_id else None
+            human.append(Candidate(id=f"r{round_}-h{i}", code=edit.code, round=round_, origin="human",
+                                   strategy=edit.note or "human edit", agency_mode="human",
+                                   parent_ids=[parent.id] if parent else []))
+        return human
+
+    # Rounds -------------------------------------------------------------------------------
+
+    async def _evaluate_baseline(self) -> None:
+        proposal = await self.agent.baseline(self.task, self.settings.chip)
+        if proposal is None or proposal.code is None:
+            return
+        c = Candidate(id="r0-base", code=proposal.code, round=0, origin=proposal.origin,  # type: ignore[arg-type]
+                      strategy="baseline", agency_mode=proposal.agency_mode, knobs=dict(proposal.knobs))  # type: ignore[arg-type]
+        await self._enter([c])
+        self.baseline = c if c.status == "passed" else None
+
+    async def _run_round(self, r: int) -> None:
+        requests = self._requests(r)
+        self.sink.emit(RoundStarted(self.session, round=r, strategies=[q.strategy.id for q in requests]))
+        proposals = await asyncio.gather(*(self.agent.propose(q) for q in requests))
+        cands = []
+        for i, (q, p) in enumerate(zip(requests, proposals), start=1):
+            c = Candidate(id=f"r{r}-c{i}", code=p.code or "", round=r, origin=p.origin,  # type: ignore[arg-type]
+                          strategy=q.strategy.id, agency_mode=p.agency_mode,  # type: ignore[arg-type]
+                          parent_ids=[q.parent.id] if q.parent else [], knobs=dict(p.knobs))
+            if p.code is None:
+                c.status = "no_code"   # type: ignore[assignment]
+            cands.append((c, p))
+        await self._enter([c for c, _ in cands], failures={c.id: p.failure for c, p in cands if p.code is None})
+        self._finish_round(r, [c for c, _ in cands])
+
+    def _requests(self, r: int) -> list[ProposalRequest]:
+        k = self.settings.variants
+        available = [s for s in self.strategies if s.id not in self.rejected_strategies] or self.strategies
+        if r == 1 or not self.population.passing():
+            base = self.baseline
+            chosen = [available[i % len(available)] for i in range(k)]
+            parents: list[tuple[Candidate | None, str | None]] = [(base, "baseline" if base else None)] * k
+        else:
+            picked = self.population.sample_parents(k)
+            parents = [(c, tier) for c, tier in picked]
+            # each variant gets a different direction; exploit tiers keep fine-grained ones first
+            order = self.rng.sample(available, len(available))
+            chosen = [order[i % len(order)] for i in range(len(parents))]
+        reqs = []
+        names = [s.id for s in chosen]
+        for i, ((parent, tier), strat) in enumerate(zip(parents, chosen)):
+            inspirations = self.population.inspirations(exclude=parent.id if parent else None) if r > 1 else []
+            reqs.append(ProposalRequest(
+                task=self.task, chip=self.settings.chip, round=r, index=i + 1, strategy=strat,
+                parent=parent, parent_tier=tier, inspirations=inspirations,
+                sibling_strategies=[n for j, n in enumerate(names) if j != i],
+                steer=self.steer, rejected_strategies=list(self.rejected_strategies)))
+        return reqs
+
+    async def _enter(self, cands: list[Candidate], failures: dict[str, str] | None = None) -> None:
+        """Propose, deduplicate, evaluate (in parallel, bounded) and record candidates."""
+        failures = failures or {}
+        to_eval = []
+        for c in cands:
+            dup = self.population.duplicate_of(c.code) if c.code else None
+            self.population.add(c)
+            self.sink.emit(CandidateProposed(self.session, candidate=c))
+            if c.status == "no_code":
+                self.sink.emit(CandidateEvaluated(self.session, candidate_id=c.id, status="no_code",  # type: ignore[arg-type]
+                                                  diagnostics=[{"id": "AGENT.NO_CODE", "severity": "error",
+                                                                "message": failures.get(c.id) or "no usable code in the reply"}]))
+            elif dup is not None:
+                c.status = "rejected_duplicate"
+                self.sink.emit(CandidateEvaluated(self.session, candidate_id=c.id, status="rejected_duplicate",
+                                                  diagnostics=[{"id": "EVO.DUPLICATE", "severity": "info",
+                                                                "message": f"same normalized code as {dup}"}]))
+            else:
+                to_eval.append(c)
+        sem = asyncio.Semaphore(max(1, self.settings.parallel))
+
+        async def one(c: Candidate) -> None:
+            async with sem:
+                ev = await self.evaluator.evaluate(self.task, c)
+            self._record(c, ev)
+
+        await asyncio.gather(*(one(c) for c in to_eval))
+
+    def _record(self, c: Candidate, ev: Evaluation) -> None:
+        c.status = ev.status  # type: ignore[assignment]
+        c.time_us, c.timing, c.roofline_fraction = ev.time_us, ev.timing, ev.roofline_fraction  # type: ignore[assignment]
+        self.sink.emit(CandidateBuilt(self.session, candidate_id=c.id, ok=ev.build_ok,
+                                      diagnostics=ev.diagnostics if not ev.build_ok else [],
+                                      seconds=ev.build_seconds))
+        self.sink.emit(CandidateEvaluated(self.session, candidate_id=c.id, status=ev.status,  # type: ignore[arg-type]
+                                          cases=ev.cases, time_us=ev.time_us, timing=ev.timing,  # type: ignore[arg-type]
+                                          roofline_fraction=ev.roofline_fraction, diagnostics=ev.diagnostics))
+
+    def _finish_round(self, r: int, cands: list[Candidate]) -> None:
+        passed = [c for c in cands if c.status == "passed" and c.time_us]
+        times = sorted(c.time_us for c in passed)  # type: ignore[misc]
+        best = self.population.best()
+        summary = RoundSummary(r, len(cands), len(passed), best.id if best else None,
+                               best.time_us if best else None,
+                               times[len(times) // 2] if times else None)
+        self.rounds.append(summary)
+        self.sink.emit(RoundFinished(self.session, round=r, candidates=len(cands), passed=len(passed),
+                                     best_id=summary.best_id, best_time_us=summary.best_time_us,
+                                     median_time_us=summary.median_time_us))
+
+    async def _ask_decision(self, r: int) -> RoundDecision:
+        board = leaderboard(self.population, self.baseline)
+        self.sink.emit(DecisionNeeded(self.session, round=r, leaderboard=board))
+        ctx = DecisionContext(r, self.settings.rounds - r, board, self.population)
+        decision = await self.policy.decide(ctx)
+        human = self.apply_decision(r, decision)
+        if human:
+            await self._enter(human)
+        self.sink.emit(DecisionMade(self.session, round=r, pins=list(decision.pins), vetoes=list(decision.vetoes),
+                                    edits=[c.id for c in human], steer=decision.steer, action=decision.action))
+        return decision
+
+    # Helpers ------------------------------------------------------------------------------
+
+    def _known(self, cid: str) -> Candidate:
+        try:
+            return self.population.get(cid)
+        except KeyError:
+            raise KeyError(f"no candidate '{cid}' in this session") from None
+
+    def _best_time(self) -> float:
+        best = self.population.best()
+        return best.time_us if best and best.time_us else math.inf
+
+    def _target_reached(self) -> bool:
+        t = self.settings.target_speedup
+        best = self.population.best()
+        if not (t and self.baseline and best and self.baseline.time_us and best.time_us):
+            return False
+        return self.baseline.time_us / best.time_us >= t
+
+    def _round1_best(self) -> Candidate | None:
+        r1 = [c for c in self.population.passing() if c.round == 1]
+        return min(r1, key=lambda c: c.time_us) if r1 else None  # type: ignore[arg-type,return-value]
+
+
+def leaderboard(pop: Population, baseline: Candidate | None = None) -> list[dict[str, Any]]:
+    """Every candidate, passing ones first by time, with the figures the UI and CLI show."""
+    ranked = pop.ranked()
+    rank = {c.id: i + 1 for i, c in enumerate(ranked)}
+    rest = [c for c in pop.candidates.values() if c.id not in rank]
+    rows = []
+    for c in ranked + rest:
+        speed = (baseline.time_us / c.time_us) if (baseline and baseline.time_us and c.time_us
+                                                   and c.status == "passed") else None
+        rows.append({"rank": rank.get(c.id), "id": c.id, "round": c.round, "origin": c.origin,
+                     "strategy": c.strategy, "status": c.status, "time_us": c.time_us, "timing": c.timing,
+                     "speedup": speed, "roofline_fraction": c.roofline_fraction,
+                     "pinned": c.pinned, "vetoed": c.vetoed, "tier": pop.tier_of(c.id)})
+    return rows

@@ -1,0 +1,152 @@
+"""The population of candidates: ranking, tiers, parent sampling, inspirations, duplicates.
+
+Fitness is the candidate's time (µs, geometric mean over the performance cases; estimated on the
+sim backend, measured on an NPU): lower is better. Only passing candidates are ranked.
+Tiers follow the collaborative-evolution scheme: the top 30 % are exploited, the middle 40 %
+balanced, the bottom 30 % explored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import re
+from dataclasses import dataclass
+
+from copilot.events import Candidate
+
+TIER_SHARES = (("top", 0.3), ("middle", 0.4), ("bottom", 0.3))
+
+
+def normalize_code(code: str) -> str:
+    """Code with comments and all white space removed: two candidates that differ only in
+    formatting or comments are the same kernel."""
+    code = re.sub(r"/\*.*?\*/", " ", code, flags=re.S)
+    code = re.sub(r"//[^\n]*", " ", code)
+    return re.sub(r"\s+", "", code)
+
+
+def code_hash(code: str) -> str:
+    return hashlib.sha256(normalize_code(code).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Inspiration:
+    """A candidate shown to an agent as an example, with its figures."""
+
+    candidate_id: str
+    tier: str
+    code: str
+    time_us: float
+    timing: str
+    roofline_fraction: float | None
+    strategy: str
+
+    def render(self) -> str:
+        roof = f", {self.roofline_fraction:.0%} of the roofline" if self.roofline_fraction else ""
+        return (f"// Inspiration {self.candidate_id} ({self.tier} tier, strategy: {self.strategy or 'n/a'}): "
+                f"{self.time_us:.2f} us ({self.timing}){roof}\n{self.code}")
+
+
+class Population:
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self.candidates: dict[str, Candidate] = {}
+        self.hashes: dict[str, str] = {}          # code hash -> first candidate id with it
+        self.rng = rng or random.Random(0)
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+    def add(self, c: Candidate) -> None:
+        self.candidates[c.id] = c
+        self.hashes.setdefault(code_hash(c.code), c.id)
+
+    def duplicate_of(self, code: str) -> str | None:
+        """The id of an earlier candidate with the same normalized code, if any."""
+        return self.hashes.get(code_hash(code))
+
+    def get(self, cid: str) -> Candidate:
+        return self.candidates[cid]
+
+    def passing(self) -> list[Candidate]:
+        return [c for c in self.candidates.values() if c.status == "passed" and c.time_us]
+
+    def ranked(self) -> list[Candidate]:
+        """Passing candidates, fastest first (ties: earlier id first)."""
+        return sorted(self.passing(), key=lambda c: (c.time_us, c.round, c.id))
+
+    def best(self) -> Candidate | None:
+        ranked = self.ranked()
+        return ranked[0] if ranked else None
+
+    def tiers(self) -> dict[str, list[Candidate]]:
+        """Passing, non-vetoed candidates split 30 / 40 / 30 by rank (at least one in top)."""
+        ranked = [c for c in self.ranked() if not c.vetoed]
+        n = len(ranked)
+        if n == 0:
+            return {"top": [], "middle": [], "bottom": []}
+        n_top = max(1, round(n * 0.3))
+        n_bottom = round(n * 0.3) if n - n_top > 1 else 0
+        n_mid = n - n_top - n_bottom
+        return {"top": ranked[:n_top], "middle": ranked[n_top:n_top + n_mid],
+                "bottom": ranked[n_top + n_mid:]}
+
+    def tier_of(self, cid: str) -> str | None:
+        for name, members in self.tiers().items():
+            if any(c.id == cid for c in members):
+                return name
+        return None
+
+    def sample_parents(self, k: int) -> list[tuple[Candidate, str]]:
+        """k parents, drawn tier by tier in proportion 30 / 40 / 30 (exploit / balance / explore).
+
+        Pinned candidates are always among the parents (first). Vetoed ones never are. An empty
+        tier gives its share to the nearest non-empty one.
+        """
+        tiers = self.tiers()
+        pinned = [c for c in self.ranked() if c.pinned and not c.vetoed]
+        chosen: list[tuple[Candidate, str]] = [(c, "pinned") for c in pinned[:k]]
+        remaining = k - len(chosen)
+        if remaining <= 0 or not any(tiers.values()):
+            return chosen
+        quotas = _split(remaining, [share for _, share in TIER_SHARES])
+        order = [name for name, _ in TIER_SHARES]
+        for i, name in enumerate(order):
+            if not tiers[name]:
+                # give this tier's quota to the closest non-empty tier
+                for j in sorted(range(len(order)), key=lambda j: abs(j - i)):
+                    if tiers[order[j]]:
+                        quotas[j] += quotas[i]
+                        quotas[i] = 0
+                        break
+        for name, q in zip(order, quotas):
+            members = tiers[name]
+            for _ in range(q):
+                chosen.append((self.rng.choice(members), name))
+        return chosen
+
+    def inspirations(self, exclude: str | None = None) -> list[Inspiration]:
+        """The best candidate, one from the middle tier and one from the bottom tier."""
+        tiers = self.tiers()
+        out = []
+        picks = [("top", tiers["top"][:1])]
+        for name in ("middle", "bottom"):
+            pool = [c for c in tiers[name] if c.id != exclude]
+            picks.append((name, [self.rng.choice(pool)] if pool else []))
+        for name, cands in picks:
+            for c in cands:
+                if c.id == exclude and name != "top":
+                    continue
+                out.append(Inspiration(c.id, name, c.code, c.time_us or math.nan, c.timing,
+                                       c.roofline_fraction, c.strategy))
+        return out
+
+
+def _split(total: int, shares: list[float]) -> list[int]:
+    """Integer quotas proportional to shares, summing to total (largest remainders)."""
+    raw = [total * s for s in shares]
+    quotas = [int(r) for r in raw]
+    for i in sorted(range(len(raw)), key=lambda i: raw[i] - quotas[i], reverse=True)[:total - sum(quotas)]:
+        quotas[i] += 1
+    return quotas
