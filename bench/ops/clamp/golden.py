@@ -1,0 +1,5 @@
+import torch
+
+
+def clamp(x, min=-1.0, max=1.0):
+    return torch.clamp(x, min=min, max=max)

@@ -1,0 +1,6 @@
+import torch
+import torch.nn.functional as F
+
+
+def mish(x):
+    return F.mish(x)
