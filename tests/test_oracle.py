@@ -77,3 +77,32 @@ def test_builtin_task_oracle_runs_on_its_quick_tier(name):
         for o, b in zip(ref.oracle, ref.bench):
             assert o.shape == b.shape
             assert o.dtype == (torch.float64 if b.is_floating_point() else b.dtype)
+
+
+def test_int_tolerance_accepts_quantisation_ties_but_not_more():
+    from copilot.oracle import judge_case
+
+    task = load_task("add_rms_norm_dynamic_quant")
+    case = task.quick_cases()[0]
+    ref = reference(task, case, make_inputs(task, case))
+    exact = [o.to(b.dtype) if not b.is_floating_point() else b for o, b in zip(ref.oracle, ref.bench)]
+    assert judge_case(task, ref, exact).passed
+    off_by_one = [t.clone() for t in exact]
+    flat = off_by_one[0].view(-1)
+    flat[:5] = torch.where(flat[:5] < 127, flat[:5] + 1, flat[:5] - 1)
+    assert judge_case(task, ref, off_by_one).passed
+    flat[7] = flat[7] + 3 if flat[7] < 120 else flat[7] - 3
+    v = judge_case(task, ref, off_by_one)
+    assert not v.passed and v.failure_class == "integer_mismatch" and v.message.startswith("y:")
+
+
+def test_output_with_compare_false_is_not_judged(task_dir):
+    from copilot.oracle import judge_case
+
+    text = (task_dir / "proto.yaml").read_text().replace("- {name: y, dtype: [float16, bfloat16, float32]}",
+                                                         "- {name: y, dtype: [float16, bfloat16, float32], compare: false}")
+    (task_dir / "proto.yaml").write_text(text)
+    task = load_task(task_dir)
+    case = task.case("5")
+    ref = reference(task, case, make_inputs(task, case))
+    assert judge_case(task, ref, [torch.zeros_like(ref.bench[0])]).passed

@@ -10,8 +10,9 @@ from copilot.oracle.golden import (
     smoke_golden,
 )
 from copilot.oracle.inputs import make_inputs
+from copilot.oracle.verdict import judge_case
 
 __all__ = [
-    "CaseTooLarge", "OutputSpec", "Reference", "estimate_bytes", "make_inputs",
+    "CaseTooLarge", "OutputSpec", "judge_case", "Reference", "estimate_bytes", "make_inputs",
     "oracle_budget_bytes", "reference", "smoke_golden",
 ]

@@ -115,7 +115,15 @@ def _tensor_specs(items: Any, kind: str, proto_path: Path) -> list[TensorSpec]:
         if not raw_list:
             raise BadInput(f"{where} ({item['name']}): needs a 'dtype' list")
         dtypes = tuple(_dtype_name(d, f"{where} ({item['name']})") for d in raw_list)
-        specs.append(TensorSpec(str(item["name"]), dtypes, str(item.get("description", ""))))
+        compare = item.get("compare", True)
+        tol = item.get("int_tolerance", 0)
+        if kind == "inputs" and ("compare" in item or "int_tolerance" in item):
+            raise BadInput(f"{where} ({item['name']}): compare/int_tolerance apply to outputs only")
+        if not isinstance(compare, bool):
+            raise BadInput(f"{where} ({item['name']}): compare must be true or false, got {compare!r}")
+        if not isinstance(tol, int) or isinstance(tol, bool) or tol < 0:
+            raise BadInput(f"{where} ({item['name']}): int_tolerance must be a non-negative integer")
+        specs.append(TensorSpec(str(item["name"]), dtypes, str(item.get("description", "")), compare, tol))
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise BadInput(f"{proto_path}: operator.{kind} has duplicate names: {names}")

@@ -18,6 +18,9 @@ class TensorSpec:
     name: str
     dtypes: tuple[str, ...]
     description: str = ""
+    compare: bool = True          # outputs only: judged at all (public layout's `compare`)
+    int_tolerance: int = 0        # outputs only: integer outputs may differ by this much
+                                  # (our extension, for quantised values at rounding ties)
 
 
 @dataclass(frozen=True)
