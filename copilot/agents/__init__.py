@@ -1,0 +1,1 @@
+"""Agents behind one interface (`copilot.evolution.Agent`): the offline agent and the LLM roles."""

@@ -1,0 +1,111 @@
+"""The offline agent: no network, no LLM. Generation 1 is the lowering agent's kernel with the
+default knobs; later generations are knob edits, chosen per strategy (the L3 card the variant was
+given) and per tier (small steps for parents in the top tier, larger jumps for the bottom tier).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+from copilot.errors import BadInput, Unsupported
+from copilot.evolution.engine import Proposal, ProposalRequest
+
+# Which knobs each L3 strategy moves, most relevant first. A strategy not listed moves any knob.
+STRATEGY_KNOBS: dict[str, tuple[str, ...]] = {
+    "L3.double-buffering": ("buffer_num", "tile_elems"),
+    "L3.ub-budget": ("tile_elems", "ub_reserve_bytes", "rows_per_tile"),
+    "L3.multicore-tail-split": ("block_dim_policy", "min_work_elems"),
+    "L3.load-balance": ("block_dim_policy", "min_work_elems", "tile_elems"),
+    "L3.core-count-small-input": ("min_work_elems", "block_dim_policy"),
+    "L3.row-tiling": ("rows_per_tile", "tile_elems"),
+    "L3.merge-small-rows": ("rows_per_tile",),
+    "L3.split-d": ("split_d_elems", "tile_elems"),
+    "L3.reduction-strategies": ("split_d_elems", "rows_per_tile"),
+    "L3.upcast-fp32": ("tile_elems", "ub_reserve_bytes"),
+    "L3.gm-512b-alignment": ("tile_elems",),
+    "L3.broadcast-strategies": ("tile_elems", "block_dim_policy"),
+}
+
+
+class OfflineAgent:
+    name = "offline"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+        self.tried: dict[str, set[tuple]] = {}     # task -> knob combinations already proposed
+
+    async def baseline(self, task, chip: str) -> Proposal | None:
+        from copilot.lowering import default_knobs
+
+        knobs = default_knobs(task)
+        try:
+            code = await asyncio.to_thread(self._lower, task, chip, knobs)
+        except Unsupported as exc:
+            return Proposal(code=None, origin="lowering", agency_mode="lowering", failure=str(exc))
+        self._seen(task.name).add(_key(knobs))
+        return Proposal(code=code, origin="lowering", agency_mode="lowering", knobs=knobs,
+                        notes=["default knobs"])
+
+    async def propose(self, req: ProposalRequest) -> Proposal:
+        from copilot.lowering import default_knobs, knob_space
+
+        parent_knobs = dict(req.parent.knobs) if req.parent and req.parent.knobs else default_knobs(req.task)
+        space = knob_space(req.task)
+        step = 1 if req.parent_tier in ("top", "pinned", "baseline") else 2 if req.parent_tier == "middle" else 3
+        tried = self._seen(req.task.name)
+        last_error = ""
+        for knobs, note in self._moves(parent_knobs, space, req.strategy.id, step):
+            k = _key(knobs)
+            if k in tried:
+                continue
+            tried.add(k)
+            try:
+                code = await asyncio.to_thread(self._lower, req.task, req.chip, knobs)
+            except (Unsupported, BadInput) as exc:
+                last_error = str(exc)
+                continue
+            return Proposal(code=code, origin="offline", agency_mode="knob_edit", knobs=knobs,
+                            notes=[f"{note} ({req.strategy.id})"])
+        return Proposal(code=None, origin="offline", agency_mode="knob_edit",
+                        failure=last_error or f"no untried knob setting left for {req.strategy.id}")
+
+    # --- moves -----------------------------------------------------------------------------
+
+    def _moves(self, parent: dict, space: dict[str, list], strategy: str, step: int):
+        """Knob settings near `parent`, the strategy's knobs first; `step` values away at most."""
+        names = [n for n in STRATEGY_KNOBS.get(strategy, ()) if n in space]
+        others = [n for n in space if n not in names]
+        self.rng.shuffle(others)
+        for name in names + others:
+            values = space[name]
+            cur = parent.get(name, values[0])
+            i = values.index(cur) if cur in values else 0
+            offsets = [d for s in range(1, step + 1) for d in (s, -s)]
+            self.rng.shuffle(offsets)
+            for d in offsets:
+                j = i + d
+                if 0 <= j < len(values):
+                    new = dict(parent)
+                    new[name] = values[j]
+                    yield new, f"{name} {cur} -> {values[j]}"
+        # every single move tried: combine two random moves
+        for _ in range(20):
+            new = dict(parent)
+            for name in self.rng.sample(list(space), 2):
+                new[name] = self.rng.choice(space[name])
+            yield new, "combined move " + ", ".join(f"{n}={new[n]}" for n in space if new[n] != parent.get(n))
+
+    def _seen(self, task: str) -> set[tuple]:
+        return self.tried.setdefault(task, set())
+
+    @staticmethod
+    def _lower(task, chip: str, knobs: dict[str, Any]) -> str:
+        from copilot.lowering import lower
+
+        return lower(task, chip=chip, knobs=knobs).source
+
+
+def _key(knobs: dict) -> tuple:
+    return tuple(sorted(knobs.items()))

@@ -1,0 +1,122 @@
+"""`cannpilot run`: a headless tuning session — rounds of variants, a leaderboard, the best kernel.
+
+Progress goes to stderr; with `--json` stdout holds one JSON document and nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="evolve kernels for a task over rounds (headless)",
+                       description="Run a tuning session: a baseline, then rounds of variants ranked by "
+                                   "their (estimated or measured) time, with decisions between rounds.")
+    p.add_argument("--task", required=True, help="built-in task name, task directory or KernelBench .py")
+    p.add_argument("--agent", default="offline", help="offline (no network) or an LLM model name/alias")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--variants", type=int, default=4)
+    p.add_argument("--chip", default="910B2")
+    p.add_argument("--session", help="session name (default: <task>-<time>)")
+    p.add_argument("--decide", choices=("auto", "prompt"), default="auto",
+                   help="between rounds: continue automatically, or ask in the terminal")
+    p.add_argument("--target-speedup", type=float, help="stop once the best is this much faster than the baseline")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--store", help="session store file (default: the user data dir; env CANNPILOT_STORE)")
+    p.add_argument("-o", "--output", help="write the best kernel here")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    p.set_defaults(handler=run)
+
+
+def _check_args(args) -> None:
+    from copilot.errors import BadInput
+
+    if args.rounds < 1 or args.variants < 1:
+        raise BadInput("--rounds and --variants must be at least 1")
+    if args.decide == "prompt" and not sys.stdin.isatty():
+        raise BadInput("--decide prompt needs an interactive terminal; use --decide auto")
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_args(args)
+    from copilot.chips import load_chip
+    from copilot.evolution.session import SessionConfig, new_engine, result_json
+    from copilot.tasks import load_task
+    from sessions import SessionStore
+
+    task = load_task(args.task)
+    chip = load_chip(args.chip).name
+    cfg = SessionConfig(task=task, agent=args.agent, chip=chip, rounds=args.rounds, variants=args.variants,
+                        name=args.session, seed=args.seed, target_speedup=args.target_speedup)
+    store = SessionStore(args.store) if args.store else SessionStore()
+    progress = _Progress()
+    policy = None
+    if args.decide == "prompt":
+        from copilot.commands.decide_prompt import PromptPolicy
+
+        policy = PromptPolicy()
+    engine = new_engine(cfg, [store, progress], policy)
+    result = asyncio.run(engine.run())
+    kernel_path = None
+    if args.output and result.best:
+        from pathlib import Path
+
+        Path(args.output).write_text(result.best.code, encoding="utf-8")
+        kernel_path = str(Path(args.output).resolve())
+    doc = result_json(engine, result, cfg, kernel_path)
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_summary(engine, result, doc)
+    store.close()
+    return 0 if result.best else 1
+
+
+class _Progress:
+    """Event sink printing one line per step on stderr."""
+
+    def emit(self, e) -> None:
+        line = None
+        k = e.kind
+        if k == "round_started":
+            line = f"round {e.round}: {len(e.strategies)} variants ({', '.join(e.strategies)})"
+        elif k == "candidate_evaluated":
+            t = f" {e.time_us:.2f} us ({e.timing})" if e.time_us else ""
+            line = f"  {e.candidate_id}: {e.status}{t}"
+        elif k == "round_finished":
+            b = f", best {e.best_id} {e.best_time_us:.2f} us (estimate)" if e.best_time_us else ""
+            line = f"round {e.round} done: {e.passed}/{e.candidates} passed{b}"
+        elif k == "session_finished":
+            line = f"session {e.status}: {e.reason}"
+        if line:
+            print(line, file=sys.stderr, flush=True)
+
+
+def _print_summary(engine, result, doc) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from copilot.evolution import leaderboard
+
+    con = Console()
+    table = Table(title=f"session {engine.session}: leaderboard (times are {doc['best']['timing'] if doc['best'] else 'estimates'})")
+    for col in ("rank", "id", "origin", "strategy", "status", "time µs", "speedup", "roofline", "marks"):
+        table.add_column(col)
+    for row in leaderboard(result.population, result.baseline)[:20]:
+        marks = " ".join(m for m, on in (("pinned", row["pinned"]), ("vetoed", row["vetoed"])) if on)
+        table.add_row(str(row["rank"] or "-"), row["id"], row["origin"], row["strategy"], row["status"],
+                      f"{row['time_us']:.2f} {'est.' if row['timing'] == 'estimate' else 'meas.'}" if row["time_us"] else "-",
+                      f"{row['speedup']:.2f}x" if row["speedup"] else "-",
+                      f"{row['roofline_fraction']:.0%}" if row["roofline_fraction"] else "-", marks)
+    con.print(table)
+    best = doc["best"]
+    if best:
+        con.print(f"best {best['id']}: {best['time_us']} us ({best['timing']}), "
+                  f"{best['speedup_vs_baseline'] or 0:.2f}x vs baseline"
+                  + (f", written to {best['kernel_path']}" if best["kernel_path"] else ""))
+    else:
+        con.print("[red]no passing kernel[/red]")

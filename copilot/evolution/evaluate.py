@@ -1,0 +1,202 @@
+"""The evaluation cascade of a candidate on the sim backend.
+
+lint (what is visibly wrong in the source) → build → one smoke case → every correctness case
+(the quick tier) → the performance cases (time ESTIMATED by the cost model). Each step stops the
+cascade on failure, so a broken candidate costs a compile, not a suite. Results are cached by the
+candidate's normalized code, and references (the fp64 oracle) by case: a round of variants of the
+same task computes each golden once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from copilot.evolution.engine import Evaluation
+from copilot.evolution.population import code_hash
+from copilot.events import Candidate
+from copilot.tasks.model import Case, Task
+
+# Constructs no kernel needs and a hostile one would: refused before compiling.
+FORBIDDEN = [
+    (re.compile(r"\b(fork|vfork|execve?|execvp|system|popen|socket|connect|ptrace|dlopen)\s*\("),
+     "calls a process, network or loader function"),
+    (re.compile(r"\bgetenv\s*\(|\benviron\b"), "reads the environment"),
+    (re.compile(r"#\s*include\s*<(thread|fstream|filesystem|sys/socket\.h|unistd\.h|cstdlib)>"),
+     "includes a system header kernels do not use"),
+]
+
+
+def lint(code: str) -> list[dict]:
+    """Findings visible in the source alone, as diagnostics dicts (errors stop the cascade)."""
+    from copilot.backends.sim.build import find_entry, strip_comments
+
+    out = []
+    bare = strip_comments(code)
+    if not bare.strip():
+        return [{"id": "AGENT.NO_CODE", "severity": "error", "message": "empty candidate", "line": 0}]
+    if find_entry(bare) is None:
+        out.append({"id": "CPP.COMPILE", "severity": "error", "line": 0,
+                    "message": 'no kernel entry: expected extern "C" __global__ __aicore__ void <name>(GM_ADDR ...)'})
+    for pattern, why in FORBIDDEN:
+        m = pattern.search(bare)
+        if m:
+            line = bare.count("\n", 0, m.start()) + 1
+            out.append({"id": "LINT.FORBIDDEN", "severity": "error", "line": line,
+                        "message": f"the candidate {why} ({m.group(0).strip()}): refused before building"})
+    return out
+
+
+@dataclass
+class _Ref:
+    inputs: list
+    ref: object
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+class SimEvaluator:
+    """`Evaluator` for the sim backend (CPU emulator + cost model)."""
+
+    def __init__(self, chip: str = "910B2", workdir: Path | None = None, perf: str = "perf",
+                 seed: int = 0) -> None:
+        from copilot.config import cache_dir
+
+        self.chip = chip
+        self.perf = perf
+        self.seed = seed
+        self.workdir = Path(workdir or cache_dir() / "candidates")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._cache: dict[str, Evaluation] = {}
+        self._refs: dict[tuple[str, str], _Ref] = {}
+        self._lock = threading.Lock()
+
+    async def evaluate(self, task: Task, candidate: Candidate) -> Evaluation:
+        return await asyncio.to_thread(self.evaluate_sync, task, candidate)
+
+    # The cascade --------------------------------------------------------------------------
+
+    def evaluate_sync(self, task: Task, candidate: Candidate) -> Evaluation:
+        key = f"{task.name}:{self.chip}:{code_hash(candidate.code)}"
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        ev = self._cascade(task, candidate)
+        with self._lock:
+            self._cache[key] = ev
+        return ev
+
+    def _cascade(self, task: Task, candidate: Candidate) -> Evaluation:
+        from copilot.backends import sim
+        from copilot.oracle import judge_case
+        from copilot.tasks import select_cases
+
+        findings = lint(candidate.code)
+        if any(f["severity"] == "error" for f in findings):
+            return Evaluation("build_failed", diagnostics=findings, build_ok=False)
+        path = self.workdir / f"{task.name}-{code_hash(candidate.code)}.cpp"
+        if not path.exists():
+            path.write_text(candidate.code, encoding="utf-8")
+
+        quick = select_cases(task, "quick")
+        smoke = min(quick, key=lambda c: c.total_numel)
+        ordered = [smoke] + [c for c in quick if c is not smoke]
+        builds: dict[tuple, object] = {}
+        cases_out, diags = [], list(findings)
+        build_seconds = 0.0
+        for case in ordered:
+            r = self._reference(task, case)
+            out_dtypes = [o.dtype for o in r.ref.outputs]
+            bkey = tuple(case.dtypes) + tuple(out_dtypes)
+            b = builds.get(bkey)
+            if b is None:
+                t0 = time.perf_counter()
+                b = sim.build(path, task, list(case.dtypes) + out_dtypes, self.chip)
+                build_seconds += time.perf_counter() - t0
+                builds[bkey] = b
+                diags += [d.to_json() for d in b.diagnostics]
+                if not b.ok:
+                    return Evaluation("build_failed", diagnostics=diags, build_ok=False,
+                                      build_seconds=build_seconds)
+            run = sim.run(b, task, case, r.inputs, outputs=r.ref.outputs, chip=self.chip)
+            diags += [d.to_json() for d in run.diagnostics]
+            verdict = judge_case(task, r.ref, run.outputs)
+            errors = [d for d in run.diagnostics if d.is_error]
+            passed = bool(verdict.passed) and not errors
+            cases_out.append({"id": case.id, "passed": passed, "mere": _num(verdict.mere),
+                              "mare": _num(verdict.mare), "failure_class": verdict.failure_class,
+                              "message": verdict.message, "role": "correctness"})
+            if not passed:
+                crashed = any(d.id.startswith("RUN.") for d in errors)
+                return Evaluation("crashed" if crashed else "incorrect", cases=cases_out,
+                                  diagnostics=_dedupe(diags), build_seconds=build_seconds)
+
+        times, roofs = [], []
+        for case in select_cases(task, self.perf):
+            timed = self._time_case(task, case, builds, path)
+            if timed is None:
+                times = []
+                break
+            est_us, roof, extra = timed
+            times.append(est_us)
+            if roof:
+                roofs.append(roof)
+            cases_out.append({"id": case.id, "role": "performance", "est_us": est_us,
+                              "roofline_fraction": roof, **extra})
+        time_us = geomean(times) if times else None
+        roof = geomean(roofs) if roofs and len(roofs) == len(times) else None
+        return Evaluation("passed", time_us=time_us, timing="estimate", roofline_fraction=roof,
+                          cases=cases_out, diagnostics=_dedupe(diags), build_seconds=build_seconds)
+
+    # Pieces -------------------------------------------------------------------------------
+
+    def _reference(self, task: Task, case: Case) -> _Ref:
+        from copilot.oracle import make_inputs, reference
+
+        k = (task.name, case.id)
+        with self._lock:
+            hit = self._refs.get(k)
+        if hit is None:
+            inputs = make_inputs(task, case, self.seed)
+            hit = _Ref(inputs, reference(task, case, inputs))
+            with self._lock:
+                self._refs[k] = hit
+        return hit
+
+    def _time_case(self, task: Task, case: Case, builds: dict, path: Path):
+        """(est_us, roofline_fraction, extra) for one performance case, or None when the cost
+        model cannot time this kernel (then the candidate is correct but unranked)."""
+        from copilot.backends import sim
+
+        estimate = getattr(sim, "estimate", None)
+        if estimate is None:
+            return None
+        result = estimate(path, task, case, chip=self.chip)
+        if result is None or result.time_us is None:
+            return None
+        return result.time_us, result.roofline_fraction, {"bottleneck": result.bottleneck,
+                                                          "pipes_us": result.pipes_us}
+
+
+def _num(x):
+    try:
+        return None if x is None or math.isnan(x) or math.isinf(x) else float(x)
+    except TypeError:
+        return None
+
+
+def _dedupe(diags: list[dict]) -> list[dict]:
+    seen, out = set(), []
+    for d in diags:
+        k = (d.get("id"), d.get("line"), d.get("message") if not d.get("line") else None)
+        if k not in seen:
+            seen.add(k)
+            out.append(d)
+    return out

@@ -1,0 +1,102 @@
+"""One tuning session: the task, the agent, the evaluator, the store and the engine, wired once.
+
+Shared by the headless `cannpilot run` and the TUI so both behave the same.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from copilot.events import EventFanout, EventSink, SessionStarted
+from copilot.evolution.engine import DecisionPolicy, EvolutionEngine, EvolutionResult, EvolutionSettings
+from copilot.tasks.model import Task
+
+
+@dataclass
+class SessionConfig:
+    task: Task
+    agent: str = "offline"             # "offline" or a model name / alias
+    chip: str = "910B2"
+    backend: str = "sim"
+    rounds: int = 3
+    variants: int = 4
+    name: str | None = None
+    seed: int = 0
+    target_speedup: float | None = None
+    stagnation_rounds: int = 2
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def session_name(self) -> str:
+        return self.name or f"{self.task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def make_agent(cfg: SessionConfig):
+    from copilot.errors import Unsupported
+
+    if cfg.agent == "offline":
+        from copilot.agents.offline import OfflineAgent
+
+        return OfflineAgent(seed=cfg.seed)
+    try:
+        from copilot.agents.llm import LLMAgent
+    except ImportError:
+        raise Unsupported(f"agent '{cfg.agent}': LLM agents are not part of this build yet; "
+                          "use --agent offline") from None
+    return LLMAgent(cfg.agent)
+
+
+def make_evaluator(cfg: SessionConfig):
+    from copilot.errors import Unsupported
+
+    if cfg.backend == "sim":
+        from copilot.evolution.evaluate import SimEvaluator
+
+        return SimEvaluator(chip=cfg.chip, seed=cfg.seed)
+    raise Unsupported(f"backend '{cfg.backend}' is not available on this machine (see `cannpilot doctor`)")
+
+
+def new_engine(cfg: SessionConfig, sinks: list[EventSink], policy: DecisionPolicy | None = None,
+               agent=None, evaluator=None) -> EvolutionEngine:
+    """An engine for a new session; the first sink sees `SessionStarted` before anything else."""
+    name = cfg.session_name()
+    sink = EventFanout(*sinks)
+    agent = agent or make_agent(cfg)
+    sink.emit(SessionStarted(name, task=cfg.task.name, chip=cfg.chip, backend=cfg.backend,
+                             agent=getattr(agent, "name", cfg.agent),
+                             settings={"rounds": cfg.rounds, "variants": cfg.variants, "seed": cfg.seed,
+                                       "target_speedup": cfg.target_speedup,
+                                       "task_path": str(cfg.task.path)}))
+    settings = EvolutionSettings(rounds=cfg.rounds, variants=cfg.variants, chip=cfg.chip, seed=cfg.seed,
+                                 target_speedup=cfg.target_speedup,
+                                 stagnation_rounds=cfg.stagnation_rounds)
+    return EvolutionEngine(cfg.task, agent, evaluator or make_evaluator(cfg), sink, policy, settings,
+                           session=name)
+
+
+def result_json(engine: EvolutionEngine, result: EvolutionResult, cfg: SessionConfig,
+                kernel_path: str | None = None, tokens: int = 0, cost_usd: float = 0.0) -> dict:
+    """The `run --json` document (CLI contract)."""
+    best = result.best
+    return {
+        "session": engine.session,
+        "task": cfg.task.name,
+        "chip": cfg.chip,
+        "backend": cfg.backend,
+        "status": result.status,
+        "reason": result.reason,
+        "best": None if best is None else {
+            "id": best.id,
+            "kernel_path": kernel_path,
+            "time_us": best.time_us,
+            "timing": best.timing,
+            "speedup_vs_baseline": result.speedup_vs(result.baseline),
+            "speedup_vs_round1": result.speedup_vs(result.round1_best),
+            "roofline_fraction": best.roofline_fraction,
+        },
+        "rounds": [{"round": r.round, "candidates": r.candidates, "passed": r.passed,
+                    "best_time_us": r.best_time_us} for r in result.rounds],
+        "tokens": tokens,
+        "cost_usd": cost_usd,
+    }
