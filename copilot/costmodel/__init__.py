@@ -1,0 +1,157 @@
+"""The sim backend's cost model, Python side: parameters per chip, the kernel-time ESTIMATE from
+the per-core timelines (`cannsim/cost_timeline.h`), its bottleneck class, and the roofline bound.
+
+Every number produced here is an estimate of a model, never a measurement: results carry
+`timing = "estimate"`. Parameters come from the chip profile's `cost:` section, each with its
+source or `provisional`; the 910B2 values are fitted on the measured figures in
+`shared/calibration/910b2-measured.csv` (see docs/cost-model.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+import yaml
+
+CHIP_DIR = Path(__file__).resolve().parents[1] / "chips"
+
+# Vector cycles per 256-byte repeat, relative to Add (1.0). Transcendentals and division are
+# multi-pass on the vector unit. Provisional: no public per-instruction figures; fitted where the
+# calibration set exercises them (Exp via sigmoid/exp/softmax, Sqrt/Div via rms_norm).
+API_WEIGHTS: dict[str, float] = {
+    "Add": 1.0, "Sub": 1.0, "Mul": 1.0, "Max": 1.0, "Min": 1.0, "Adds": 1.0, "Muls": 1.0,
+    "Maxs": 1.0, "Mins": 1.0, "Abs": 1.0, "Relu": 1.0, "LeakyRelu": 1.0, "Duplicate": 1.0,
+    "Not": 1.0, "Neg": 1.0, "Select": 1.0, "Compare": 1.0, "Compares": 1.0, "DataCopy": 1.0,
+    "Cast": 1.0, "Div": 4.0, "Reciprocal": 2.0, "Sqrt": 4.0, "Rsqrt": 4.0, "Exp": 4.0, "Ln": 4.0,
+    "ReduceSum": 2.0, "ReduceMax": 2.0, "ReduceMin": 2.0, "WholeReduceSum": 1.5,
+    "WholeReduceMax": 1.5, "WholeReduceMin": 1.5, "BlockReduceSum": 1.0, "BlockReduceMax": 1.0,
+    "BlockReduceMin": 1.0, "ReduceRepeat": 1.5, "ReduceDataBlock": 1.0,
+}
+
+
+@dataclass(frozen=True)
+class CostParams:
+    clock_ghz: float = 1.8
+    hbm_gbps: float = 1850.0               # sustained chip-wide HBM bandwidth for a streaming kernel
+    hbm_peak_gbps: float = 3840.0          # the bandwidth the roofline assumes
+    core_dma_gbps: float = 115.0           # most one core's MTE engine moves
+    dma_latency_us: float = 0.5
+    small_burst_bytes: int = 512
+    gm_unaligned_efficiency: float = 0.7
+    vector_bytes_per_cycle: int = 256
+    vector_issue_cycles: float = 12.0
+    scalar_issue_cycles: float = 2.0
+    scalar_access_cycles: float = 10.0
+    launch_us: float = 4.0                 # kernel launch and completion, per kernel
+    sources: dict = field(default_factory=dict, compare=False)
+
+    def cxx_line(self, active_cores: int) -> str:
+        """The `cost` line the harness hands to `cannsim::cost::Params` (cycles, bytes/cycle)."""
+        cyc = self.clock_ghz * 1000.0          # cycles per microsecond
+        return ("cost clock_ghz={:.6g} hbm_bytes_per_cycle={:.6g} core_dma_bytes_per_cycle={:.6g} "
+                "dma_latency_cycles={:.6g} small_burst_bytes={} gm_unaligned_efficiency={:.6g} "
+                "vector_bytes_per_cycle={} vector_issue_cycles={:.6g} scalar_issue_cycles={:.6g} "
+                "scalar_access_cycles={:.6g} active_cores={}").format(
+            self.clock_ghz, self.hbm_gbps / self.clock_ghz, self.core_dma_gbps / self.clock_ghz,
+            self.dma_latency_us * cyc, self.small_burst_bytes, self.gm_unaligned_efficiency,
+            self.vector_bytes_per_cycle, self.vector_issue_cycles, self.scalar_issue_cycles,
+            self.scalar_access_cycles, active_cores)
+
+
+def cost_params(chip: str) -> CostParams:
+    """The chip profile's `cost:` section; missing values keep the defaults, marked provisional."""
+    from copilot.chips import load_chip
+
+    profile = load_chip(chip)
+    data = yaml.safe_load((CHIP_DIR / f"{profile.name}.yaml").read_text()) or {}
+    section = data.get("cost") or {}
+    values, sources = {}, {}
+    for f in fields(CostParams):
+        if f.name == "sources":
+            continue
+        entry = section.get(f.name)
+        if isinstance(entry, dict) and "value" in entry:
+            values[f.name] = type(getattr(CostParams, f.name))(entry["value"])
+            sources[f.name] = str(entry.get("source", "provisional"))
+        else:
+            sources[f.name] = "provisional: model default"
+    return CostParams(**values, sources=sources)
+
+
+@dataclass
+class Estimate:
+    """A kernel's estimated time for one case, and why."""
+
+    time_us: float
+    pipes_us: dict[str, float]             # busy time per pipe on the critical (slowest) core
+    bottleneck: str                        # memory | vector | scalar | latency
+    t_hw_us: float | None = None
+    roofline_fraction: float | None = None
+    block_dim: int = 0
+    unmodelled: int = 0                    # instructions without a cost: the estimate is incomplete
+    timing: str = "estimate"
+
+    def to_json(self) -> dict:
+        return {"est_us": self.time_us, "pipes": self.pipes_us, "bottleneck": self.bottleneck,
+                "t_hw_us": self.t_hw_us, "roofline_fraction": self.roofline_fraction,
+                "block_dim": self.block_dim, "timing": self.timing}
+
+
+def parse_block_costs(lines: list[str]) -> list[dict]:
+    """The `{"kind":"cost",...}` JSON lines the harness wrote, one per block."""
+    out = []
+    for line in lines:
+        line = line.strip()
+        if line.startswith("{") and '"kind":"cost"' in line.replace(" ", ""):
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return out
+
+
+def classify(pipes_us: dict[str, float], kernel_us: float, launch_us: float) -> str:
+    """The pipe that bounds the kernel, or `latency` when no pipe is busy most of the time."""
+    body = kernel_us - launch_us
+    if body <= launch_us:
+        return "latency"
+    mem = max(pipes_us.get("MTE2", 0.0), pipes_us.get("MTE3", 0.0))
+    busiest = max(("memory", mem), ("vector", pipes_us.get("V", 0.0)), ("scalar", pipes_us.get("S", 0.0)),
+                  key=lambda kv: kv[1])
+    return busiest[0] if busiest[1] >= 0.5 * body else "latency"
+
+
+def combine(blocks: list[dict], params: CostParams, block_dim: int) -> Estimate:
+    """Kernel time = slowest core + launch overhead."""
+    if not blocks:
+        raise ValueError("no block reported a cost")
+    worst = max(blocks, key=lambda b: b["us"])
+    time_us = worst["us"] + params.launch_us
+    pipes = {k: float(v) for k, v in worst["pipes_us"].items()}
+    unmodelled = sum(int(b.get("unmodelled", 0)) for b in blocks)
+    return Estimate(time_us, pipes, classify(pipes, time_us, params.launch_us), block_dim=block_dim,
+                    unmodelled=unmodelled)
+
+
+def roofline_us(bytes_moved: float, vector_bytes: float, params: CostParams, vector_cores: int) -> float:
+    """The hardware lower bound: the bytes that must cross HBM at peak bandwidth, or the vector work
+    the math needs on every vector core at full rate, whichever is longer."""
+    t_mem = bytes_moved / (params.hbm_peak_gbps * 1e3)
+    t_vec = vector_bytes / (vector_cores * params.vector_bytes_per_cycle * params.clock_ghz * 1e3)
+    return max(t_mem, t_vec)
+
+
+def with_roofline(est: Estimate, t_hw_us: float) -> Estimate:
+    """Attach the roofline; the estimate never falls below it (a model that did would be wrong)."""
+    est.t_hw_us = t_hw_us
+    if est.time_us < t_hw_us:
+        est.time_us = t_hw_us
+    est.roofline_fraction = t_hw_us / est.time_us if est.time_us > 0 else None
+    return est
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))

@@ -1,0 +1,57 @@
+"""The cost model's Python side: aggregation, bottleneck classes, roofline, parameters."""
+
+from __future__ import annotations
+
+import pytest
+
+from copilot.costmodel import (CostParams, classify, combine, cost_params, parse_block_costs, roofline_us,
+                               with_roofline)
+
+
+def block(i, us, s=0.1, v=0.0, mte2=0.0, mte3=0.0):
+    return {"kind": "cost", "block": i, "us": us, "pipes_us": {"S": s, "V": v, "MTE2": mte2, "MTE3": mte3},
+            "unmodelled": 0}
+
+
+def test_kernel_time_is_the_slowest_core_plus_launch():
+    p = CostParams(launch_us=4.0)
+    est = combine([block(0, 10.0, mte2=9.0), block(1, 12.0, mte2=11.0), block(2, 3.0)], p, 3)
+    assert est.time_us == pytest.approx(16.0)
+    assert est.pipes_us["MTE2"] == 11.0 and est.bottleneck == "memory" and est.timing == "estimate"
+
+
+def test_bottleneck_classes():
+    assert classify({"V": 90, "MTE2": 30, "MTE3": 20, "S": 5}, 104, 4) == "vector"
+    assert classify({"V": 10, "MTE2": 95, "MTE3": 60, "S": 5}, 104, 4) == "memory"
+    assert classify({"V": 1, "MTE2": 1, "MTE3": 1, "S": 1}, 6, 4) == "latency"       # launch dominates
+    assert classify({"V": 10, "MTE2": 10, "MTE3": 10, "S": 10}, 104, 4) == "latency"  # nothing busy
+
+
+def test_estimate_never_falls_below_the_roofline():
+    est = combine([block(0, 1.0, mte2=1.0)], CostParams(launch_us=0.5), 1)
+    est = with_roofline(est, 5.0)
+    assert est.time_us == 5.0 and est.roofline_fraction == 1.0
+    est2 = with_roofline(combine([block(0, 20.0, mte2=19.0)], CostParams(launch_us=4.0), 1), 6.0)
+    assert est2.roofline_fraction == pytest.approx(6.0 / 24.0)
+
+
+def test_roofline_is_memory_or_vector_bound():
+    p = CostParams(hbm_peak_gbps=3840.0, clock_ghz=1.8)
+    # 4 MiB moved, little math: memory bound, 4194304 / 3.84e12 s
+    assert roofline_us(4 * 2**20, 1e3, p, 48) == pytest.approx(4 * 2**20 / 3.84e6)
+    # heavy math: 48 cores x 256 B/cycle x 1.8 GHz
+    assert roofline_us(1e3, 1e9, p, 48) == pytest.approx(1e9 / (48 * 256 * 1.8e3))
+
+
+def test_block_cost_lines_are_picked_out_of_diagnostics():
+    lines = ['{"id":"L2.ALIGN_32B","severity":"error"}', '{"kind":"cost","block":0,"us":1.5,"pipes_us":{}}',
+             "not json", '{"kind": "cost", "block": 1, "us": 2.0, "pipes_us": {}}']
+    assert [b["block"] for b in parse_block_costs(lines)] == [0, 1]
+
+
+def test_chip_cost_parameters_carry_sources():
+    p = cost_params("910B2")
+    assert p.clock_ghz > 0 and p.hbm_gbps > 0
+    assert set(p.sources) >= {"clock_ghz", "hbm_gbps", "launch_us"}
+    line = p.cxx_line(48)
+    assert line.startswith("cost ") and "active_cores=48" in line
