@@ -1,0 +1,266 @@
+"""The LLM roles behind the `Agent` interface, with stage-adaptive agency.
+
+- `cake` (`baseline`): the first kernel of a task. The lowering agent's kernel where the pattern is
+  supported; otherwise generation 1 is a tool-using agent (build, run_quick_cases, read_card,
+  show_diagnostics, show_pipe_profile), bounded in turns and tokens, to get past the cold-start
+  feasibility wall. Then up to 3 repairs for build failures and 2 for precision failures, each
+  prompted with the `repair` knowledge slice (exemplar + the cards of the failure's constraints).
+- `cake-partial` (`propose`): one variant of a parent along one direction, told its siblings'
+  directions and the inspirations; a single pass, or a bounded fix loop, per the schedule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from copilot.agents import prompts
+from copilot.events import Candidate, EventSink, KnowledgeSliceUsed
+from copilot.evolution.engine import BudgetExhausted, Evaluation, Proposal, ProposalRequest
+from copilot.tasks.model import Task
+
+TOOLS_HELP = """\
+## Tools
+You may call tools before answering, one per line:
+TOOL build               compile your latest kernel and get its diagnostics
+TOOL run_quick_cases     build and run the quick correctness cases
+TOOL read_card <ID>      read a knowledge card (ids as in the knowledge above)
+TOOL show_diagnostics    the last diagnostics with their explaining cards
+TOOL show_pipe_profile   per-pipe busy times and the bottleneck of the last passing run
+Put your kernel in a ```cpp block in the same reply as the tool calls that should see it.
+When the kernel passes the quick cases, reply DONE."""
+
+TOOL_LINE = re.compile(r"^\s*TOOL\s+(build|run_quick_cases|read_card|show_diagnostics|show_pipe_profile)\b\s*(.*)$",
+                       re.M)
+
+
+@dataclass
+class AgencySchedule:
+    generation1: str = "tool_agent"         # tool_agent | single_pass
+    later: str = "single_pass"              # single_pass | fix_loop
+    max_tool_turns: int = 8
+    max_tool_tokens: int = 60_000
+    build_repairs: int = 3
+    precision_repairs: int = 2
+
+
+@dataclass
+class _Trace:
+    """What one agent episode saw, for the tools and the repair prompts."""
+
+    code: str = ""
+    last: Evaluation | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class LLMAgent:
+    def __init__(self, client, evaluator, *, sink: EventSink | None = None, session: str = "session",
+                 schedule: AgencySchedule | None = None, use_lowering: bool = True) -> None:
+        self.client = client
+        self.name = client.model
+        self.evaluator = evaluator
+        self.sink = sink
+        self.session = session
+        self.schedule = schedule or AgencySchedule()
+        self.use_lowering = use_lowering
+
+    # --- cake: the first kernel -------------------------------------------------------------
+
+    async def baseline(self, task: Task, chip: str) -> Proposal | None:
+        if self.use_lowering:
+            from copilot.agents.offline import OfflineAgent
+
+            p = await OfflineAgent().baseline(task, chip)
+            if p is not None and p.code is not None:
+                return p
+        trace = _Trace()
+        try:
+            if self.schedule.generation1 == "tool_agent":
+                await self._tool_agent(task, chip, trace)
+            else:
+                slice_ = self._slice(task, "init", chip, round_=1)
+                reply = await self._ask(prompts.generation_prompt(task, slice_.render()), "init", "cake", 1)
+                trace.code = self._extract(reply.text, None) or ""
+            if trace.code:
+                trace.code = await self._repair(task, chip, trace, round_=1, mode="generation 1")
+        except BudgetExhausted:
+            raise
+        if not trace.code:
+            return Proposal(code=None, origin="llm", agency_mode=self.schedule.generation1,
+                            failure="generation 1 produced no usable code")
+        return Proposal(code=trace.code, origin="llm", agency_mode=self.schedule.generation1, notes=trace.notes)
+
+    # --- cake-partial: one variant ------------------------------------------------------------
+
+    async def propose(self, req: ProposalRequest) -> Proposal:
+        mode = self.schedule.later
+        slice_ = self._slice(req.task, "mutation", req.chip, round_=req.round, cid=f"r{req.round}-c{req.index}")
+        reply = await self._ask(prompts.variant_prompt(req, slice_.render()), "mutation", "cake-partial",
+                                req.round, f"r{req.round}-c{req.index}")
+        parent_code = req.parent.code if req.parent else None
+        code = self._extract(reply.text, parent_code)
+        if code is None:
+            return Proposal(code=None, origin="llm", agency_mode=mode,
+                            failure=self._last_failure or "the reply had no code block and no edit block")
+        if mode == "fix_loop":
+            trace = _Trace(code=code)
+            code = await self._repair(req.task, req.chip, trace, round_=req.round, mode="variant")
+        return Proposal(code=code, origin="llm", agency_mode=mode)
+
+    # --- generation 1: the tool-using agent ---------------------------------------------------
+
+    async def _tool_agent(self, task: Task, chip: str, trace: _Trace) -> None:
+        slice_ = self._slice(task, "init", chip, round_=1)
+        msgs = prompts.generation_prompt(task, slice_.render(), TOOLS_HELP)
+        used = 0
+        for turn in range(self.schedule.max_tool_turns):
+            reply = await self._ask(msgs, "init", "cake", 1)
+            used += reply.prompt_tokens + reply.completion_tokens
+            code = self._extract(reply.text, trace.code or None)
+            if code:
+                trace.code = code
+            calls = TOOL_LINE.findall(reply.text)
+            if not calls:
+                break                               # DONE, or a final answer without tools
+            results = [await self._tool(task, chip, trace, name, arg.strip()) for name, arg in calls]
+            msgs = msgs + [{"role": "assistant", "content": reply.text},
+                           {"role": "user", "content": "\n\n".join(results)}]
+            if used >= self.schedule.max_tool_tokens:
+                trace.notes.append(f"tool agent stopped at its token bound after {turn + 1} turns")
+                break
+
+    async def _tool(self, task: Task, chip: str, trace: _Trace, name: str, arg: str) -> str:
+        if name == "read_card":
+            try:
+                from knowledge import get_card
+
+                return f"[read_card {arg}]\n" + get_card(arg).render("full")
+            except Exception:
+                return f"[read_card {arg}] no such card"
+        if name in ("build", "run_quick_cases"):
+            if not trace.code:
+                return f"[{name}] there is no kernel yet: put one in a ```cpp block"
+            trace.last = await self._evaluate(task, trace.code)
+            ev = trace.last
+            if name == "build" or not ev.build_ok:
+                return f"[build] {'ok' if ev.build_ok else 'FAILED'}\n" + _diag_lines(ev.diagnostics)
+            cases = "\n".join(f"case {c['id']}: {'pass' if c.get('passed') else 'FAIL'} {c.get('message', '')}"
+                              for c in ev.cases if c.get("role") == "correctness")
+            return f"[run_quick_cases] status {ev.status}\n{cases}\n" + _diag_lines(ev.diagnostics)
+        if name == "show_diagnostics":
+            if trace.last is None:
+                return "[show_diagnostics] nothing built yet"
+            return "[show_diagnostics]\n" + _diag_lines(_with_cards(trace.last.diagnostics), cards=True)
+        if name == "show_pipe_profile":
+            ev = trace.last
+            perf = [c for c in (ev.cases if ev else []) if c.get("role") == "performance"]
+            if not perf:
+                return "[show_pipe_profile] no passing run with a time estimate yet"
+            return "[show_pipe_profile] (estimates)\n" + "\n".join(
+                f"case {c['id']}: {c.get('est_us')} us, bottleneck {c.get('bottleneck')}, pipes {c.get('pipes_us')}"
+                for c in perf)
+        return f"[{name}] unknown tool"
+
+    # --- the fix loop -------------------------------------------------------------------------
+
+    async def _repair(self, task: Task, chip: str, trace: _Trace, round_: int, mode: str) -> str:
+        """Evaluate and repair: up to `build_repairs` for build failures and `precision_repairs`
+        for wrong results. Returns the last code (the engine evaluates it as the candidate)."""
+        build_left, prec_left = self.schedule.build_repairs, self.schedule.precision_repairs
+        while True:
+            ev = await self._evaluate(task, trace.code)
+            trace.last = ev
+            if ev.status == "passed":
+                return trace.code
+            if ev.status in ("build_failed",) and build_left > 0:
+                build_left -= 1
+                failure = "build failed"
+            elif ev.status in ("incorrect", "crashed") and prec_left > 0:
+                prec_left -= 1
+                failure = _failure_class(ev)
+            else:
+                trace.notes.append(f"{mode}: gave up after repairs ({ev.status})")
+                return trace.code
+            diags = _with_cards(ev.diagnostics)
+            slice_ = self._slice(task, "repair", chip, round_=round_, diagnostics=diags)
+            reply = await self._ask(prompts.repair_prompt(task, trace.code, diags, failure, slice_.render()),
+                                    "repair", "cake", round_)
+            fixed = self._extract(reply.text, trace.code)
+            if fixed is None or fixed == trace.code:
+                trace.notes.append(f"{mode}: repair reply had no usable change")
+                return trace.code
+            trace.notes.append(f"{mode}: repaired after {failure}")
+            trace.code = fixed
+
+    # --- plumbing -----------------------------------------------------------------------------
+
+    _last_failure: str = ""
+
+    def _extract(self, text: str, parent_code: str | None) -> str | None:
+        from copilot.llm.parsing import parse_reply
+
+        parsed = parse_reply(text, parent_code)
+        if not parsed.ok:
+            self._last_failure = parsed.reason
+            return None
+        return parsed.code
+
+    async def _ask(self, messages: list[dict], phase: str, role: str, round_: int, cid: str | None = None):
+        from copilot.llm.client import BudgetExceeded
+
+        try:
+            return await self.client.complete(messages, phase=phase, role=role, round=round_, candidate_id=cid)
+        except BudgetExceeded as exc:
+            raise BudgetExhausted(str(exc)) from None
+
+    async def _evaluate(self, task: Task, code: str) -> Evaluation:
+        probe = Candidate(id="probe", code=code, round=0, origin="llm")
+        return await self.evaluator.evaluate(task, probe)
+
+    def _slice(self, task: Task, phase: str, chip: str, round_: int, diagnostics=(), cid: str | None = None):
+        from knowledge import assemble
+
+        s = assemble(task, phase, chip=chip, diagnostics=list(diagnostics), model=self.name)
+        if self.sink is not None:
+            self.sink.emit(KnowledgeSliceUsed(self.session, round=round_, phase=phase, candidate_id=cid,
+                                              cards=[{"id": c.id, "level": c.level, "tokens": c.tokens,
+                                                      "reason": c.reason} for c in s.cards],
+                                              total_tokens=s.total_tokens))
+        return s
+
+
+def _failure_class(ev: Evaluation) -> str:
+    for c in ev.cases:
+        if c.get("failure_class"):
+            return f"wrong results: {c['failure_class']} — {c.get('message', '')}"
+    return f"run failed ({ev.status})"
+
+
+def _with_cards(diags: list[dict]) -> list[dict]:
+    try:
+        from knowledge import get_card
+        from knowledge.cards import cards_for_constraint
+    except ImportError:
+        return diags
+    out = []
+    for d in diags:
+        d = dict(d)
+        if not d.get("cards"):
+            d["cards"] = cards_for_constraint(str(d.get("id", "")))
+        if not d.get("hint") and d["cards"]:
+            try:
+                d["hint"] = get_card(d["cards"][0]).summary
+            except Exception:
+                pass
+        out.append(d)
+    return out
+
+
+def _diag_lines(diags: list[dict[str, Any]], cards: bool = False) -> str:
+    lines = []
+    for d in diags[:15]:
+        where = f"line {d.get('line')}: " if d.get("line") else ""
+        extra = f" (cards: {', '.join(d.get('cards') or [])})" if cards and d.get("cards") else ""
+        lines.append(f"- [{d.get('id')}] {where}{d.get('message')}{extra}")
+    return "\n".join(lines) or "(no diagnostics)"

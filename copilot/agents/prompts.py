@@ -1,0 +1,103 @@
+"""What the LLM roles send: plain functions from (task, knowledge slice, parent, direction, ...) to
+chat messages, so tests can read exactly what a model was told.
+"""
+
+from __future__ import annotations
+
+from copilot.evolution.engine import ProposalRequest
+from copilot.tasks.model import Task
+
+OUTPUT_CONTRACT = """\
+Reply with ONE complete AscendC source file in a single ```cpp block, or with SEARCH/REPLACE edit
+blocks against the parent kernel:
+<<<<<<< SEARCH
+(exact lines of the parent)
+=======
+(new lines)
+>>>>>>> REPLACE
+The file holds, in any order: the tiling struct (REGISTER_TILING_DEFAULT(Type) and
+GET_TILING_DATA(var, tiling) in the kernel), the device code, the entry
+extern "C" __global__ __aicore__ void {op}_custom({args}, GM_ADDR workspace, GM_ADDR tiling)
+and the host tiling function `static ge::graphStatus TilingFunc(gert::TilingContext* context)` in
+`namespace optiling`. Element types come from the DTYPE_<NAME> macros ({macros}); attributes
+reach the kernel through the tiling data. Use only the AscendC APIs named in the knowledge."""
+
+ROLE_TEXT = {
+    "cake": "You write AscendC vector kernels for Huawei Ascend NPUs. Correctness first, then speed.",
+    "cake-partial": ("You produce ONE variant of an existing, correct AscendC kernel, following one "
+                     "direction. Keep the pipeline structure; change tiling, buffering and core split."),
+    "repair": "You fix an AscendC kernel that failed. Change only what the failure requires.",
+}
+
+
+def task_statement(task: Task) -> str:
+    ins = ", ".join(f"{i.name}: {'|'.join(i.dtypes)}" for i in task.inputs)
+    outs = ", ".join(f"{o.name}: {'|'.join(o.dtypes)}" for o in task.outputs)
+    attrs = ", ".join(f"{a.name}: {a.type} = {a.default!r}" for a in task.attrs) or "none"
+    shapes = "; ".join(" x ".join("[" + ",".join(map(str, s)) + "]" for s in c.shapes) + f" {c.dtypes[0]}"
+                       for c in task.cases[:6])
+    lines = [f"Operator {task.op_name} ({task.category}).",
+             f"Formula: {task.formula}" if task.formula else "",
+             f"Inputs: {ins}. Outputs: {outs}. Attributes (in proto order): {attrs}.",
+             f"One kernel must serve every case; sample shapes: {shapes}.",
+             task.desc_text.strip()]
+    return "\n".join(x for x in lines if x)
+
+
+def contract(task: Task) -> str:
+    args = ", ".join(f"GM_ADDR {t.name}" for t in task.inputs + task.outputs)
+    macros = ", ".join(f"DTYPE_{t.name.upper()}" for t in task.inputs + task.outputs)
+    return OUTPUT_CONTRACT.format(op=task.name, args=args, macros=macros)
+
+
+def messages(role: str, *sections: str) -> list[dict]:
+    return [{"role": "system", "content": ROLE_TEXT[role]},
+            {"role": "user", "content": "\n\n".join(s for s in sections if s)}]
+
+
+def generation_prompt(task: Task, knowledge_text: str, tools_help: str = "") -> list[dict]:
+    """Generation 1 (cold start): the init slice, the task, the contract, and the tools."""
+    return messages("cake", "## Knowledge\n" + knowledge_text, "## Task\n" + task_statement(task),
+                    "## Output\n" + contract(task), tools_help)
+
+
+def variant_prompt(req: ProposalRequest, knowledge_text: str) -> list[dict]:
+    """cake-partial: one variant of the parent along one direction, aware of its siblings."""
+    parent = req.parent
+    figures = ""
+    if parent is not None and parent.time_us:
+        roof = f", {parent.roofline_fraction:.0%} of the roofline" if parent.roofline_fraction else ""
+        figures = f" It runs in {parent.time_us:.2f} us ({parent.timing}){roof}."
+    parts = [
+        "## Knowledge\n" + knowledge_text,
+        "## Task\n" + task_statement(req.task),
+        f"## Parent kernel {parent.id if parent else ''} ({req.parent_tier or 'baseline'} tier).{figures}\n"
+        f"```cpp\n{parent.code if parent else ''}\n```",
+        f"## Your direction: {req.strategy.id}\n{req.strategy.text}",
+    ]
+    if req.sibling_strategies:
+        parts.append("## Siblings\nOther variants this round take these directions; do not duplicate "
+                     "them: " + ", ".join(req.sibling_strategies))
+    if req.rejected_strategies:
+        parts.append("## Rejected by the engineer\nDo not use these directions: "
+                     + ", ".join(req.rejected_strategies))
+    if req.steer:
+        parts.append("## The engineer's guidance for this round\n" + req.steer)
+    if req.inspirations:
+        parts.append("## Inspirations (code and figures of other candidates)\n"
+                     + "\n\n".join(f"```cpp\n{i.render()}\n```" for i in req.inspirations))
+    parts.append("## Output\n" + contract(req.task))
+    return messages("cake-partial", *parts)
+
+
+def repair_prompt(task: Task, code: str, diagnostics: list[dict], failure: str, knowledge_text: str) -> list[dict]:
+    """Repair: the exemplar and the cards of the failure's constraints, the failing code, the errors."""
+    lines = []
+    for d in diagnostics[:12]:
+        where = f"line {d.get('line')}: " if d.get("line") else ""
+        hint = f" Hint: {d['hint']}" if d.get("hint") else ""
+        lines.append(f"- [{d.get('id')}] {where}{d.get('message')}{hint}")
+    return messages("repair", "## Knowledge\n" + knowledge_text, "## Task\n" + task_statement(task),
+                    f"## The kernel\n```cpp\n{code}\n```",
+                    f"## What failed ({failure})\n" + ("\n".join(lines) or "(no diagnostics)"),
+                    "## Output\n" + contract(task))
