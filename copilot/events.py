@@ -70,6 +70,8 @@ class SessionStarted(Event):
     backend: str
     agent: str                       # "offline" or a model name
     settings: dict[str, Any] = field(default_factory=dict)
+    task_path: str = ""
+    model: str = ""                  # the LLM model, "" for the offline agent
 
 
 @dataclass
@@ -77,6 +79,7 @@ class RoundStarted(Event):
     kind: ClassVar[str] = "round_started"
     round: int
     strategies: list[str] = field(default_factory=list)
+    random_state: Any = None         # the engine's RNG as the round starts (resume replays it)
 
 
 @dataclass
@@ -156,6 +159,7 @@ class DecisionMade(Event):
     round: int
     pins: list[str] = field(default_factory=list)
     vetoes: list[str] = field(default_factory=list)
+    unpins: list[str] = field(default_factory=list)
     edits: list[str] = field(default_factory=list)      # ids of human candidates entered
     steer: str = ""
     action: Literal["continue", "stop"] = "continue"

@@ -250,12 +250,13 @@ class SessionStore:
             if row:
                 raise SessionExists(name, self.path)
             settings = payload.get("settings") or {}
-            model = "" if event.agent == "offline" else event.agent
+            model = event.model or settings.get("model") or ("" if event.agent == "offline" else event.agent)
+            task_path = event.task_path or str(settings.get("task_path", ""))
             return conn.execute(
                 "INSERT INTO sessions (name, task, task_path, chip, backend, agent, model, settings,"
                 " created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (name, event.task, str(settings.get("task_path", "")), event.chip, event.backend,
-                 event.agent, str(settings.get("model", model)), _dumps(settings), event.at,
+                (name, event.task, task_path, event.chip, event.backend,
+                 event.agent, str(model), _dumps(settings), event.at,
                  event.at)).lastrowid
         if row:
             return row[0]
@@ -524,6 +525,7 @@ def _decision_needed(conn, sid, e, seq) -> None:
 def _decision_made(conn, sid, e, seq) -> None:
     rnd, at = e["round"], e["at"]
     rows = [(sid, rnd, "pin", cid, "", at) for cid in e.get("pins") or []]
+    rows += [(sid, rnd, "unpin", cid, "", at) for cid in e.get("unpins") or []]
     rows += [(sid, rnd, "veto", cid, "", at) for cid in e.get("vetoes") or []]
     rows += [(sid, rnd, "edit", cid, "", at) for cid in e.get("edits") or []]
     if e.get("steer"):
@@ -533,8 +535,10 @@ def _decision_made(conn, sid, e, seq) -> None:
                      "VALUES (?,?,?,?,?,?)", rows)
     for cid in e.get("pins") or []:
         conn.execute("UPDATE candidates SET pinned=1 WHERE session_id=? AND id=?", (sid, cid))
+    for cid in e.get("unpins") or []:
+        conn.execute("UPDATE candidates SET pinned=0 WHERE session_id=? AND id=?", (sid, cid))
     for cid in e.get("vetoes") or []:
-        conn.execute("UPDATE candidates SET vetoed=1 WHERE session_id=? AND id=?", (sid, cid))
+        conn.execute("UPDATE candidates SET vetoed=1, pinned=0 WHERE session_id=? AND id=?", (sid, cid))
     # Steering applies to the round after this decision; an empty steer clears it.
     conn.execute("UPDATE sessions SET steer=? WHERE id=?", (e.get("steer") or "", sid))
     conn.execute("UPDATE rounds SET status='decided' WHERE session_id=? AND round=?", (sid, rnd))

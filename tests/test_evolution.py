@@ -238,3 +238,94 @@ async def test_decision_gets_a_leaderboard_and_events_are_in_order(task):
     assert board[0]["rank"] == 1 and board[0]["id"] == "r1-c4" and board[0]["speedup"] == pytest.approx(1.4)
     kinds = e.sink.kinds()
     assert kinds.index("round_finished") < kinds.index("decision_needed") < kinds.index("decision_made")
+
+
+class _Killed(Exception):
+    pass
+
+
+class CrashingEvaluator(FakeEvaluator):
+    """Dies (like a killed process) the first time it is asked to evaluate `crash_at`."""
+
+    def __init__(self, crash_at: str) -> None:
+        super().__init__()
+        self.crash_at = crash_at
+
+    async def evaluate(self, task, c):
+        if c.id == self.crash_at:
+            raise _Killed("killed")
+        return await super().evaluate(task, c)
+
+
+async def test_resume_after_a_crash_redoes_only_in_flight_work(task, tmp_path):
+    from copilot.evolution import EvolutionEngine
+    from copilot.evolution.session import SessionConfig, new_engine
+    from sessions import SessionStore
+
+    store = SessionStore(tmp_path / "store.db")
+    cfg = SessionConfig(task=task, rounds=3, variants=4, name="crashy", stagnation_rounds=9)
+    e1 = new_engine(cfg, [store], ScriptedPolicy(RoundDecision(pins=["r1-c2"], steer="go wide")),
+                    agent=FakeAgent(), evaluator=CrashingEvaluator("r2-c3"))
+    e1.strategies = STRATEGIES
+    with pytest.raises(_Killed):
+        await e1.run()
+    r2_codes = {cid: c.code for cid, c in e1.population.candidates.items() if c.round == 2}
+    done_before = {cid for cid, c in e1.population.candidates.items()
+                   if c.status in ("passed", "incorrect", "build_failed", "rejected_duplicate")}
+
+    state = store.load_session("crashy")
+    assert state.round_in_progress == 2 and "r2-c3" in {c.id for c in state.in_flight}
+    ev2 = FakeEvaluator()
+    agent2 = FakeAgent()
+    e2 = EvolutionEngine.restore(state, task, agent2, ev2, store, ScriptedPolicy(),
+                                 EvolutionSettings(rounds=3, variants=4, stagnation_rounds=9), strategies=STRATEGIES)
+    res = await e2.run()
+    assert res.status == "finished" and [r.round for r in res.rounds] == [1, 2, 3]
+    assert not (set(ev2.evaluated) & done_before)          # nothing completed is evaluated again
+    assert "r2-c3" in ev2.evaluated                         # the in-flight one is redone
+    assert e2.population.get("r1-c2").pinned and e2.steer == "go wide"
+    # round 2 had proposed all its variants before the crash: resume keeps them, asks for none
+    assert not any(q.round == 2 for q in agent2.requests)
+    assert {cid: e2.population.get(cid).code for cid in r2_codes} == r2_codes
+    final = store.load_session("crashy")
+    assert final.status == "finished" and final.last_completed_round == 3
+    ids = [c.id for c in final.candidates]
+    assert len(ids) == len(set(ids))
+    store.close()
+
+
+class CrashingAgent(FakeAgent):
+    def __init__(self, crash_at: str) -> None:
+        super().__init__()
+        self.crash_at = crash_at
+
+    async def propose(self, req):
+        if f"r{req.round}-c{req.index}" == self.crash_at:
+            self.requests.append(req)
+            raise _Killed("killed while proposing")
+        return await super().propose(req)
+
+
+async def test_resume_replays_an_interrupted_round_with_the_same_requests(task, tmp_path):
+    from copilot.evolution import EvolutionEngine
+    from copilot.evolution.session import SessionConfig, new_engine
+    from sessions import SessionStore
+
+    store = SessionStore(tmp_path / "store.db")
+    cfg = SessionConfig(task=task, rounds=2, variants=6, name="replay", stagnation_rounds=9)
+    a1 = CrashingAgent("r2-c4")
+    e1 = new_engine(cfg, [store], ScriptedPolicy(), agent=a1, evaluator=FakeEvaluator())
+    e1.strategies = STRATEGIES
+    with pytest.raises(_Killed):
+        await e1.run()
+    asked_before = [(q.index, q.parent.id, q.strategy.id) for q in a1.requests if q.round == 2]
+
+    state = store.load_session("replay")
+    a2 = FakeAgent()
+    e2 = EvolutionEngine.restore(state, task, a2, FakeEvaluator(), store, ScriptedPolicy(),
+                                 EvolutionSettings(rounds=2, variants=6, stagnation_rounds=9), strategies=STRATEGIES)
+    res = await e2.run()
+    asked_after = [(q.index, q.parent.id, q.strategy.id) for q in a2.requests if q.round == 2]
+    assert sorted(asked_after) == sorted(asked_before) and len(asked_after) == 6
+    assert res.status == "finished" and len(res.rounds) == 2
+    store.close()

@@ -197,6 +197,7 @@ def test_rm_needs_confirmation_then_removes_everything(store_path, cli):
     conn.close()
 
 
-def test_resume_is_unsupported_until_the_engine_lands(store_path, cli):
-    code, _, err = cli("sessions", "resume", "rmsnorm-night", "--decide", "auto", "--rounds", "5")
-    assert code == 3 and "issue 8" in err and "would continue at round 2" in err
+def test_resume_of_a_finished_session_needs_more_rounds(store_path, cli):
+    code, out, err = cli("sessions", "resume", "tanh-tuning", "--decide", "auto")
+    assert code == 2 and out == ""
+    assert "already finished after round 3" in err and "--rounds N (N > 3)" in err

@@ -15,7 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="evolve kernels for a task over rounds (headless)",
                        description="Run a tuning session: a baseline, then rounds of variants ranked by "
                                    "their (estimated or measured) time, with decisions between rounds.")
-    p.add_argument("--task", required=True, help="built-in task name, task directory or KernelBench .py")
+    p.add_argument("--task", help="built-in task name, task directory or KernelBench .py "
+                                   "(not needed with --session of an existing session)")
     p.add_argument("--agent", default="offline", help="offline (no network) or an LLM model name/alias")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--variants", type=int, default=4)
@@ -34,40 +35,55 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _check_args(args) -> None:
     from copilot.errors import BadInput
 
+    if not args.task and not args.session:
+        raise BadInput("run needs --task T (or --session S of an existing session to resume it)")
     if args.rounds < 1 or args.variants < 1:
         raise BadInput("--rounds and --variants must be at least 1")
     if args.decide == "prompt" and not sys.stdin.isatty():
         raise BadInput("--decide prompt needs an interactive terminal; use --decide auto")
 
 
+def _policy(decide: str | None):
+    if decide == "prompt":
+        from copilot.commands.decide_prompt import PromptPolicy
+
+        return PromptPolicy()
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     _check_args(args)
     from copilot.chips import load_chip
-    from copilot.evolution.session import SessionConfig, new_engine, result_json
+    from copilot.evolution.session import SessionConfig, new_engine, resume_engine
     from copilot.tasks import load_task
     from sessions import SessionStore
 
+    store = SessionStore(args.store) if args.store else SessionStore()
+    if args.session and args.session in store.session_names():
+        engine, cfg = resume_engine(store, args.session, [store, _Progress()], _policy(args.decide),
+                                    rounds=args.rounds)
+        return execute(engine, cfg, store, args.output, args.json)
     task = load_task(args.task)
     chip = load_chip(args.chip).name
     cfg = SessionConfig(task=task, agent=args.agent, chip=chip, rounds=args.rounds, variants=args.variants,
                         name=args.session, seed=args.seed, target_speedup=args.target_speedup)
-    store = SessionStore(args.store) if args.store else SessionStore()
-    progress = _Progress()
-    policy = None
-    if args.decide == "prompt":
-        from copilot.commands.decide_prompt import PromptPolicy
+    engine = new_engine(cfg, [store, _Progress()], _policy(args.decide))
+    return execute(engine, cfg, store, args.output, args.json)
 
-        policy = PromptPolicy()
-    engine = new_engine(cfg, [store, progress], policy)
+
+def execute(engine, cfg, store, output: str | None, as_json: bool) -> int:
+    """Run the session to its end, then report (JSON contract or a table) and write the best kernel."""
+    from copilot.evolution.session import result_json
+
     result = asyncio.run(engine.run())
     kernel_path = None
-    if args.output and result.best:
+    if output and result.best:
         from pathlib import Path
 
-        Path(args.output).write_text(result.best.code, encoding="utf-8")
-        kernel_path = str(Path(args.output).resolve())
+        Path(output).write_text(result.best.code, encoding="utf-8")
+        kernel_path = str(Path(output).resolve())
     doc = result_json(engine, result, cfg, kernel_path)
-    if args.json:
+    if as_json:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:

@@ -254,14 +254,16 @@ def _rm(store, args) -> int:
 
 
 def _resume(store, args) -> int:
-    from copilot.errors import Unsupported
+    from copilot.commands.run import _Progress, _policy, execute
+    from copilot.evolution.session import resume_engine
 
     state = store.load_session(args.session)  # exits 2 with close matches if absent
-    print(f"{args.session}: would continue at round {state.next_round} "
+    print(f"{args.session}: continuing at round {state.next_round} "
           f"({len(state.in_flight)} evaluation(s) to redo, {len(state.completed_ids)} kept)",
           file=sys.stderr)
-    raise Unsupported("resume needs the evolution engine (issue 8); the session is stored and "
-                      "intact: see it with `cannpilot sessions show " + args.session + "`")
+    engine, cfg = resume_engine(store, args.session, [store, _Progress()], _policy(args.decide),
+                                rounds=args.rounds)
+    return execute(engine, cfg, store, getattr(args, "output", None), args.json)
 
 
 _ACTIONS = {"ls": _ls, "show": _show, "export": _export, "replay": _replay, "rm": _rm,

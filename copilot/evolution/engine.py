@@ -34,6 +34,10 @@ class BudgetExhausted(Exception):
     """Raised by an agent when the session's token or cost budget is spent."""
 
 
+class _Stop(Exception):
+    """The engineer stopped the session at a decision."""
+
+
 # --- what the engine asks of its collaborators ------------------------------------------------
 
 @dataclass
@@ -181,15 +185,53 @@ class EvolutionEngine:
         self.rounds: list[RoundSummary] = []
         self.baseline: Candidate | None = None
         self.next_round = 1
-        self._stop_requested = False
+        self._pending_decision: int | None = None     # resume: a round whose decision was never made
+        self._resume_round: int | None = None         # resume: the round that was interrupted
+        self._in_flight: set[str] = set()             # resume: candidates to evaluate again
+
+    @classmethod
+    def restore(cls, state, task: Task, agent: Agent, evaluator: Evaluator, sink: EventSink,
+                policy: DecisionPolicy | None = None, settings: EvolutionSettings | None = None,
+                strategies: list[Strategy] | None = None) -> "EvolutionEngine":
+        """An engine that continues the stored session `state` (a `sessions.SessionState`):
+        same population, pins, vetoes, steering, random state; in-flight evaluations are redone,
+        completed ones are not; an interrupted round is completed with the requests it had."""
+        from sessions.state import decode_random
+
+        e = cls(task, agent, evaluator, sink, policy, settings, session=state.name, strategies=strategies)
+        if state.random_state:
+            e.rng = decode_random(state.random_state)
+            e.population.rng = e.rng
+        for c in state.candidates:
+            e.population.add(c)
+            if c.vetoed and c.strategy and c.strategy not in e.rejected_strategies:
+                e.rejected_strategies.append(c.strategy)
+        base = e.population.candidates.get("r0-base")
+        e.baseline = base if base is not None and base.status == "passed" else None
+        e.steer = state.steer or ""
+        e.rounds = [RoundSummary(r.round, r.candidates, r.passed, r.best_id, r.best_time_us, r.median_time_us)
+                    for r in state.rounds if r.round < state.next_round]
+        e.next_round = state.next_round
+        e._pending_decision = state.decision_pending
+        e._resume_round = state.round_in_progress
+        e._in_flight = {c.id for c in state.in_flight}
+        return e
 
     # Public -------------------------------------------------------------------------------
 
     async def run(self) -> EvolutionResult:
         status, reason = "finished", "reached the last round"
         try:
-            if self.baseline is None and self.next_round == 1:
+            base = self.population.candidates.get("r0-base")
+            if base is not None and base.id in self._in_flight:
+                await self._reevaluate([base])
+                self.baseline = base if base.status == "passed" else None
+            elif self.baseline is None and self.next_round == 1 and base is None:
                 await self._evaluate_baseline()
+            if self._pending_decision is not None and self.next_round <= self.settings.rounds:
+                r, self._pending_decision = self._pending_decision, None
+                if (await self._ask_decision(r)).action == "stop":
+                    raise _Stop(f"stopped by the engineer after round {r}")
             stale = 0
             best_before = self._best_time()
             while self.next_round <= self.settings.rounds:
@@ -213,6 +255,8 @@ class EvolutionEngine:
                     break
         except BudgetExhausted as exc:
             status, reason = "budget_exhausted", str(exc)
+        except _Stop as exc:
+            status, reason = "stopped", str(exc)
         best = self.population.best()
         self.sink.emit(SessionFinished(self.session, status=status, best_id=best.id if best else None,
                                        reason=reason))
@@ -252,19 +296,46 @@ class EvolutionEngine:
         self.baseline = c if c.status == "passed" else None
 
     async def _run_round(self, r: int) -> None:
+        from sessions.state import encode_random
+
+        # An interrupted round is replayed from the population it started with, so the same
+        # parents and directions come back; what it already produced is kept.
+        earlier = {cid: c for cid, c in self.population.candidates.items() if c.round == r and cid.startswith(f"r{r}-c")}
+        if r == self._resume_round:
+            for cid in earlier:
+                del self.population.candidates[cid]
+        random_state = encode_random(self.rng)
         requests = self._requests(r)
-        self.sink.emit(RoundStarted(self.session, round=r, strategies=[q.strategy.id for q in requests]))
-        proposals = await asyncio.gather(*(self.agent.propose(q) for q in requests))
+        self.population.candidates.update(earlier)
+        self.sink.emit(RoundStarted(self.session, round=r, strategies=[q.strategy.id for q in requests],
+                                    random_state=random_state))
+        todo = [q for q in requests if f"r{r}-c{q.index}" not in earlier]
+        proposals = await asyncio.gather(*(self.agent.propose(q) for q in todo))
         cands = []
-        for i, (q, p) in enumerate(zip(requests, proposals), start=1):
-            c = Candidate(id=f"r{r}-c{i}", code=p.code or "", round=r, origin=p.origin,  # type: ignore[arg-type]
+        for q, p in zip(todo, proposals):
+            c = Candidate(id=f"r{r}-c{q.index}", code=p.code or "", round=r, origin=p.origin,  # type: ignore[arg-type]
                           strategy=q.strategy.id, agency_mode=p.agency_mode,  # type: ignore[arg-type]
                           parent_ids=[q.parent.id] if q.parent else [], knobs=dict(p.knobs))
             if p.code is None:
                 c.status = "no_code"   # type: ignore[assignment]
             cands.append((c, p))
+        await self._reevaluate([c for cid, c in earlier.items() if cid in self._in_flight])
         await self._enter([c for c, _ in cands], failures={c.id: p.failure for c, p in cands if p.code is None})
-        self._finish_round(r, [c for c, _ in cands])
+        self._resume_round = None
+        round_cands = sorted(list(earlier.values()) + [c for c, _ in cands], key=lambda c: int(c.id.split("-c")[1]))
+        self._finish_round(r, round_cands)
+
+    async def _reevaluate(self, cands: list[Candidate]) -> None:
+        """Candidates whose evaluation was in flight when the session stopped."""
+        sem = asyncio.Semaphore(max(1, self.settings.parallel))
+
+        async def one(c: Candidate) -> None:
+            async with sem:
+                ev = await self.evaluator.evaluate(self.task, c)
+            self._record(c, ev)
+            self._in_flight.discard(c.id)
+
+        await asyncio.gather(*(one(c) for c in cands))
 
     def _requests(self, r: int) -> list[ProposalRequest]:
         k = self.settings.variants
@@ -349,7 +420,8 @@ class EvolutionEngine:
         if human:
             await self._enter(human)
         self.sink.emit(DecisionMade(self.session, round=r, pins=list(decision.pins), vetoes=list(decision.vetoes),
-                                    edits=[c.id for c in human], steer=decision.steer, action=decision.action))
+                                    unpins=list(decision.unpins), edits=[c.id for c in human],
+                                    steer=self.steer, action=decision.action))
         return decision
 
     # Helpers ------------------------------------------------------------------------------

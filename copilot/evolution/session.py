@@ -100,3 +100,31 @@ def result_json(engine: EvolutionEngine, result: EvolutionResult, cfg: SessionCo
         "tokens": tokens,
         "cost_usd": cost_usd,
     }
+
+
+def resume_engine(store, name: str, sinks: list[EventSink], policy: DecisionPolicy | None = None,
+                  rounds: int | None = None, agent=None, evaluator=None) -> tuple[EvolutionEngine, SessionConfig]:
+    """An engine continuing stored session `name`; `rounds` extends it to that many rounds."""
+    from copilot.errors import BadInput
+    from copilot.evolution.engine import EvolutionEngine
+    from copilot.tasks import load_task
+
+    state = store.load_session(name)
+    st = state.settings or {}
+    total = rounds or int(st.get("rounds", 3))
+    if state.status in ("finished", "stopped", "budget_exhausted") and total <= state.last_completed_round:
+        raise BadInput(f"session '{name}' already {state.status} after round {state.last_completed_round}; "
+                       f"pass --rounds N (N > {state.last_completed_round}) to extend it")
+    task = load_task(state.task_path or state.task)
+    cfg = SessionConfig(task=task, agent=state.agent or "offline", chip=state.chip or "910B2",
+                        backend=state.backend or "sim", rounds=total, variants=int(st.get("variants", 4)),
+                        name=name, seed=int(st.get("seed", 0)), target_speedup=st.get("target_speedup"))
+    sink = EventFanout(*sinks)
+    settings = EvolutionSettings(rounds=cfg.rounds, variants=cfg.variants, chip=cfg.chip, seed=cfg.seed,
+                                 target_speedup=cfg.target_speedup, stagnation_rounds=cfg.stagnation_rounds)
+    if state.status in ("finished", "stopped", "budget_exhausted"):
+        state.decision_pending = None
+    engine = EvolutionEngine.restore(state, task, agent or make_agent(cfg), evaluator or make_evaluator(cfg),
+                                     sink, policy, settings)
+    store.mark_resumed(name)
+    return engine, cfg
