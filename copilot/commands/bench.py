@@ -1,0 +1,153 @@
+"""`cannpilot bench`: run a tuning session on every task of a suite and report the figures.
+
+Per task: feasible (a passing kernel exists), baseline and best time, speedup, roofline fraction,
+candidates evaluated, tokens. A task that fails to load or to run is reported infeasible with its
+reason, and the bench goes on. Times on the sim backend are estimates and labelled so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="run sessions over a suite of tasks and report the figures",
+                       description="Run a tuning session on every task of a suite (default: the built-in "
+                                   "suite) and report feasibility, speedups and roofline fractions.")
+    p.add_argument("--suite", help="a directory of task directories (default: the built-in suite)")
+    p.add_argument("--tasks", help="comma-separated task names to restrict the suite to")
+    p.add_argument("--agent", default="offline")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--variants", type=int, default=4)
+    p.add_argument("--chip", default="910B2")
+    p.add_argument("--store", help="session store file (default: a fresh one beside the report)")
+    p.add_argument("-o", "--output", default="bench/results/bench", help="report path prefix (.json, .md)")
+    p.add_argument("--json", action="store_true", help="print the JSON report on stdout")
+    p.set_defaults(handler=run)
+
+
+def _suite(args) -> list[str | Path]:
+    from copilot.errors import BadInput
+    from copilot.tasks import builtin_names
+
+    if args.suite:
+        root = Path(args.suite)
+        if not root.is_dir():
+            raise BadInput(f"--suite {root}: not a directory of task directories")
+        refs: list[str | Path] = sorted(p for p in root.iterdir() if p.is_dir() or p.suffix == ".py")
+    else:
+        refs = list(builtin_names())
+    if args.tasks:
+        wanted = {t.strip() for t in args.tasks.split(",") if t.strip()}
+        refs = [r for r in refs if Path(str(r)).name.removesuffix(".py") in wanted]
+        if not refs:
+            raise BadInput(f"--tasks {args.tasks}: none of these is in the suite")
+    return refs
+
+
+def bench_task(ref, args, store) -> dict:
+    from copilot.errors import CannpilotError
+    from copilot.evolution.session import SessionConfig, new_engine
+    from copilot.tasks import load_task
+
+    name = Path(str(ref)).name.removesuffix(".py")
+    row = {"task": name, "feasible": False, "baseline_us": None, "best_us": None, "speedup": None,
+           "roofline_fraction": None, "candidates": 0, "tokens": 0, "timing": "estimate", "reason": "",
+           "seconds": 0.0}
+    t0 = time.perf_counter()
+    try:
+        task = load_task(ref)
+        cfg = SessionConfig(task=task, agent=args.agent, chip=args.chip, rounds=args.rounds,
+                            variants=args.variants, name=f"bench-{name}-{time.strftime('%Y%m%d-%H%M%S')}")
+        engine = new_engine(cfg, [store])
+        result = asyncio.run(engine.run())
+    except CannpilotError as exc:
+        row["reason"] = str(exc)
+        row["seconds"] = time.perf_counter() - t0
+        return row
+    except Exception as exc:  # a crash in one task must not end the bench
+        row["reason"] = f"{type(exc).__name__}: {exc}"
+        row["seconds"] = time.perf_counter() - t0
+        return row
+    best, base = result.best, result.baseline
+    row.update(
+        feasible=best is not None,
+        baseline_us=base.time_us if base else None,
+        best_us=best.time_us if best else None,
+        speedup=result.speedup_vs(base),
+        roofline_fraction=best.roofline_fraction if best else None,
+        candidates=sum(1 for c in result.population.candidates.values() if c.status not in ("rejected_duplicate",)),
+        timing=best.timing if best else "estimate",
+        reason="" if best else (result.reason or "no passing kernel"),
+        seconds=time.perf_counter() - t0,
+    )
+    return row
+
+
+def summarize(rows: list[dict]) -> dict:
+    feasible = [r for r in rows if r["feasible"]]
+    speed = [r["speedup"] for r in feasible if r["speedup"]]
+    roof = [r["roofline_fraction"] for r in feasible if r["roofline_fraction"]]
+    return {
+        "tasks": len(rows),
+        "feasibility": len(feasible) / len(rows) if rows else 0.0,
+        "median_speedup": statistics.median(speed) if speed else None,
+        "median_roofline_fraction": statistics.median(roof) if roof else None,
+        "candidates": sum(r["candidates"] for r in rows),
+        "seconds": sum(r["seconds"] for r in rows),
+    }
+
+
+def markdown(doc: dict) -> str:
+    s = doc["summary"]
+    fmt = lambda v, f: "-" if v is None else f.format(v)  # noqa: E731
+    lines = [f"# Bench: {s['tasks']} tasks, agent {doc['agent']}, {doc['chip']} ({doc['backend']})", "",
+             "Times are estimates of the sim backend's cost model, not measurements." if doc["backend"] == "sim" else "",
+             "", f"- feasibility: {s['feasibility']:.0%}",
+             f"- median speedup of the best kernel over the lowering baseline: {fmt(s['median_speedup'], '{:.2f}x')}",
+             f"- median roofline fraction of the best kernels: {fmt(s['median_roofline_fraction'], '{:.2f}')}",
+             f"- candidates evaluated: {s['candidates']} in {s['seconds']:.0f} s "
+             f"({s['candidates'] / max(s['seconds'], 1e-9) * 60:.1f} per minute)", "",
+             "| task | feasible | baseline µs | best µs | speedup | roofline | candidates | reason |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in doc["tasks"]:
+        lines.append(f"| {r['task']} | {'yes' if r['feasible'] else 'no'} | {fmt(r['baseline_us'], '{:.2f}')} | "
+                     f"{fmt(r['best_us'], '{:.2f}')} | {fmt(r['speedup'], '{:.2f}x')} | "
+                     f"{fmt(r['roofline_fraction'], '{:.2f}')} | {r['candidates']} | {r['reason'][:80]} |")
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    from copilot.errors import BadInput
+    from sessions import SessionStore
+
+    if args.rounds < 1 or args.variants < 1:
+        raise BadInput("--rounds and --variants must be at least 1")
+    refs = _suite(args)
+    out = Path(args.output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    store = SessionStore(args.store or out.with_suffix(".sqlite"))
+    rows = []
+    for i, ref in enumerate(refs, start=1):
+        row = bench_task(ref, args, store)
+        rows.append(row)
+        status = (f"best {row['best_us']:.2f} us est., {row['speedup'] or 1:.2f}x" if row["feasible"]
+                  else f"infeasible: {row['reason'][:100]}")
+        print(f"[{i}/{len(refs)}] {row['task']}: {status} ({row['seconds']:.0f} s)", file=sys.stderr, flush=True)
+    store.close()
+    doc = {"agent": args.agent, "chip": args.chip, "backend": "sim", "rounds": args.rounds,
+           "variants": args.variants, "tasks": rows, "summary": summarize(rows)}
+    out.with_suffix(".json").write_text(json.dumps(doc, indent=2))
+    out.with_suffix(".md").write_text(markdown(doc))
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(markdown(doc))
+    return 0

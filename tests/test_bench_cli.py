@@ -1,0 +1,37 @@
+"""`cannpilot bench`: the JSON contract, and a task that fails to load does not stop the bench."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+
+def test_unloadable_task_is_reported_infeasible_and_the_bench_goes_on(tmp_path, cli):
+    from tests.conftest import VALID_TASK
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    for name in ("broken_a", "broken_b"):
+        shutil.copytree(VALID_TASK, suite / name)
+    (suite / "broken_a" / "proto.yaml").write_text("operator: [unclosed\n")
+    (suite / "broken_b" / "golden.py").unlink()
+    code, out, err = cli("bench", "--suite", str(suite), "--rounds", "1", "--variants", "1",
+                         "-o", str(tmp_path / "report"), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    assert set(doc) >= {"tasks", "summary"}
+    assert [t["task"] for t in doc["tasks"]] == ["broken_a", "broken_b"]
+    for t in doc["tasks"]:
+        assert set(t) >= {"task", "feasible", "baseline_us", "best_us", "speedup", "roofline_fraction",
+                          "candidates", "tokens"}
+        assert t["feasible"] is False
+    assert "unreadable YAML" in doc["tasks"][0]["reason"] and "missing golden.py" in doc["tasks"][1]["reason"]
+    assert doc["summary"]["feasibility"] == 0.0
+    assert set(doc["summary"]) >= {"feasibility", "median_speedup", "median_roofline_fraction"}
+    assert (tmp_path / "report.md").read_text().count("| no |") == 2
+    assert "[2/2] broken_b: infeasible" in err
+
+
+def test_bench_rejects_a_suite_that_is_not_a_directory(tmp_path, cli):
+    code, out, err = cli("bench", "--suite", str(tmp_path / "nope"))
+    assert code == 2 and out == "" and "not a directory" in err
