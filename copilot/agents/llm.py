@@ -31,8 +31,8 @@ TOOL show_pipe_profile   per-pipe busy times and the bottleneck of the last pass
 Put your kernel in a ```cpp block in the same reply as the tool calls that should see it.
 When the kernel passes the quick cases, reply DONE."""
 
-TOOL_LINE = re.compile(r"^\s*TOOL\s+(build|run_quick_cases|read_card|show_diagnostics|show_pipe_profile)\b\s*(.*)$",
-                       re.M)
+TOOL_LINE = re.compile(r"^[ \t]*TOOL[ \t]+(build|run_quick_cases|read_card|show_diagnostics|show_pipe_profile)\b"
+                       r"[ \t]*(.*)$", re.M)
 
 
 @dataclass
@@ -81,7 +81,7 @@ class LLMAgent:
             else:
                 slice_ = self._slice(task, "init", chip, round_=1)
                 reply = await self._ask(prompts.generation_prompt(task, slice_.render()), "init", "cake", 1)
-                trace.code = self._extract(reply.text, None) or ""
+                trace.code = self._extract(reply, None) or ""
             if trace.code:
                 trace.code = await self._repair(task, chip, trace, round_=1, mode="generation 1")
         except BudgetExhausted:
@@ -99,7 +99,7 @@ class LLMAgent:
         reply = await self._ask(prompts.variant_prompt(req, slice_.render()), "mutation", "cake-partial",
                                 req.round, f"r{req.round}-c{req.index}")
         parent_code = req.parent.code if req.parent else None
-        code = self._extract(reply.text, parent_code)
+        code = self._extract(reply, parent_code)
         if code is None:
             return Proposal(code=None, origin="llm", agency_mode=mode,
                             failure=self._last_failure or "the reply had no code block and no edit block")
@@ -117,7 +117,7 @@ class LLMAgent:
         for turn in range(self.schedule.max_tool_turns):
             reply = await self._ask(msgs, "init", "cake", 1)
             used += reply.prompt_tokens + reply.completion_tokens
-            code = self._extract(reply.text, trace.code or None)
+            code = self._extract(reply, trace.code or None)
             if code:
                 trace.code = code
             calls = TOOL_LINE.findall(reply.text)
@@ -186,7 +186,7 @@ class LLMAgent:
             slice_ = self._slice(task, "repair", chip, round_=round_, diagnostics=diags)
             reply = await self._ask(prompts.repair_prompt(task, trace.code, diags, failure, slice_.render()),
                                     "repair", "cake", round_)
-            fixed = self._extract(reply.text, trace.code)
+            fixed = self._extract(reply, trace.code)
             if fixed is None or fixed == trace.code:
                 trace.notes.append(f"{mode}: repair reply had no usable change")
                 return trace.code
@@ -197,10 +197,10 @@ class LLMAgent:
 
     _last_failure: str = ""
 
-    def _extract(self, text: str, parent_code: str | None) -> str | None:
+    def _extract(self, reply, parent_code: str | None) -> str | None:
         from copilot.llm.parsing import parse_reply
 
-        parsed = parse_reply(text, parent_code)
+        parsed = parse_reply(reply.text, parent_code, finish_reason=reply.finish_reason)
         if not parsed.ok:
             self._last_failure = parsed.reason
             return None

@@ -25,6 +25,7 @@ from copilot.events import (
     RoundStarted,
     SessionFinished,
 )
+from copilot.errors import CannpilotError
 from copilot.evolution.population import Inspiration, Population
 from copilot.evolution.strategies import Strategy, round_one_strategies
 from copilot.tasks.model import Task
@@ -257,6 +258,8 @@ class EvolutionEngine:
             status, reason = "budget_exhausted", str(exc)
         except _Stop as exc:
             status, reason = "stopped", str(exc)
+        except CannpilotError as exc:       # e.g. the provider refused the API key
+            status, reason = "failed", f"{type(exc).__name__}: {exc}"
         best = self.population.best()
         self.sink.emit(SessionFinished(self.session, status=status, best_id=best.id if best else None,
                                        reason=reason))

@@ -32,19 +32,25 @@ class SessionConfig:
         return self.name or f"{self.task.name}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def make_agent(cfg: SessionConfig):
-    from copilot.errors import Unsupported
+def make_agent(cfg: SessionConfig, sink: EventSink | None = None, evaluator=None):
+    """The offline agent, or an LLM agent for a model name/alias of the settings' model table
+    (its key is read from the environment variable the model entry names, at call time)."""
+    from copilot.errors import BadInput
 
-    if cfg.agent == "offline":
+    if cfg.agent in ("offline", "", None):
         from copilot.agents.offline import OfflineAgent
 
         return OfflineAgent(seed=cfg.seed)
-    try:
-        from copilot.agents.llm import LLMAgent
-    except ImportError:
-        raise Unsupported(f"agent '{cfg.agent}': LLM agents are not part of this build yet; "
-                          "use --agent offline") from None
-    return LLMAgent(cfg.agent)
+    from copilot.agents.llm import LLMAgent
+    from copilot.config import load_settings
+    from copilot.llm import open_client
+
+    settings = load_settings()
+    model = settings.resolve_model(cfg.agent)
+    if model is None:
+        raise BadInput(f"--agent {cfg.agent}: not a model name or alias in the settings")
+    client = open_client(model, session=cfg.session_name(), sink=sink, budget=settings.budget_caps())
+    return LLMAgent(client, evaluator or make_evaluator(cfg), sink=sink, session=cfg.session_name())
 
 
 def make_evaluator(cfg: SessionConfig):
@@ -60,19 +66,19 @@ def make_evaluator(cfg: SessionConfig):
 def new_engine(cfg: SessionConfig, sinks: list[EventSink], policy: DecisionPolicy | None = None,
                agent=None, evaluator=None) -> EvolutionEngine:
     """An engine for a new session; the first sink sees `SessionStarted` before anything else."""
-    name = cfg.session_name()
+    cfg.name = name = cfg.session_name()
     sink = EventFanout(*sinks)
-    agent = agent or make_agent(cfg)
+    evaluator = evaluator or make_evaluator(cfg)
+    agent = agent or make_agent(cfg, sink, evaluator)
     sink.emit(SessionStarted(name, task=cfg.task.name, chip=cfg.chip, backend=cfg.backend,
                              agent=getattr(agent, "name", cfg.agent),
                              settings={"rounds": cfg.rounds, "variants": cfg.variants, "seed": cfg.seed,
-                                       "target_speedup": cfg.target_speedup,
-                                       "task_path": str(cfg.task.path)}))
+                                       "target_speedup": cfg.target_speedup},
+                             task_path=str(cfg.task.path), model="" if cfg.agent == "offline" else cfg.agent))
     settings = EvolutionSettings(rounds=cfg.rounds, variants=cfg.variants, chip=cfg.chip, seed=cfg.seed,
                                  target_speedup=cfg.target_speedup,
                                  stagnation_rounds=cfg.stagnation_rounds)
-    return EvolutionEngine(cfg.task, agent, evaluator or make_evaluator(cfg), sink, policy, settings,
-                           session=name)
+    return EvolutionEngine(cfg.task, agent, evaluator, sink, policy, settings, session=name)
 
 
 def result_json(engine: EvolutionEngine, result: EvolutionResult, cfg: SessionConfig,
@@ -124,7 +130,8 @@ def resume_engine(store, name: str, sinks: list[EventSink], policy: DecisionPoli
                                  target_speedup=cfg.target_speedup, stagnation_rounds=cfg.stagnation_rounds)
     if state.status in ("finished", "stopped", "budget_exhausted"):
         state.decision_pending = None
-    engine = EvolutionEngine.restore(state, task, agent or make_agent(cfg), evaluator or make_evaluator(cfg),
+    evaluator = evaluator or make_evaluator(cfg)
+    engine = EvolutionEngine.restore(state, task, agent or make_agent(cfg, sink, evaluator), evaluator,
                                      sink, policy, settings)
     store.mark_resumed(name)
     return engine, cfg

@@ -1,0 +1,176 @@
+"""The LLM roles end to end with a scripted LLM: replies, repairs, retries, errors, budgets, keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from copilot.agents.llm import AgencySchedule, LLMAgent
+from copilot.evolution import Evaluation, EvolutionEngine, EvolutionSettings, Proposal, ProposalRequest, Strategy
+from copilot.events import Candidate
+from copilot.llm import AuthenticationFailed, Budget, RateLimited
+from copilot.tasks import load_task
+from tests.fakes.fake_llm import Reply, ScriptedLLM
+
+GOOD = '''```cpp
+#include "kernel_operator.h"
+extern "C" __global__ __aicore__ void scaled_tanh_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling) {}
+// GOOD %s
+```'''
+COMPILE_ERROR = GOOD.replace("// GOOD", "// COMPILE_ERROR")
+WRONG = GOOD.replace("// GOOD", "// WRONG")
+
+
+class CodeEvaluator:
+    """Judges by markers in the code: COMPILE_ERROR fails the build, WRONG fails precision."""
+
+    def __init__(self):
+        self.seen = []
+
+    async def evaluate(self, task, c):
+        self.seen.append(c.code)
+        if "COMPILE_ERROR" in c.code:
+            return Evaluation("build_failed", build_ok=False, diagnostics=[
+                {"id": "L4.API_SIGNATURE", "severity": "error", "line": 3,
+                 "message": "no matching function for call to 'Add(LocalTensor<half>&, float)'"}])
+        if "WRONG" in c.code:
+            return Evaluation("incorrect", cases=[{"id": "1", "passed": False, "role": "correctness",
+                                                   "failure_class": "systematic_drift",
+                                                   "message": "every element 3% high"}])
+        return Evaluation("passed", time_us=10.0, cases=[{"id": "2", "role": "performance", "est_us": 10.0,
+                                                          "bottleneck": "memory", "pipes_us": {"MTE2": 8.0}}])
+
+
+class Sink:
+    def __init__(self):
+        self.events = []
+
+    def emit(self, e):
+        self.events.append(e)
+
+
+@pytest.fixture
+def task(task_dir):
+    return load_task(task_dir)
+
+
+def request(task, **kw):
+    parent = Candidate("r0-base", "// parent kernel\nint p;", 0, "lowering", time_us=20.0, status="passed")
+    base = dict(task=task, chip="910B2", round=2, index=1, strategy=Strategy("L3.double-buffering", "db", "use two buffers"),
+                parent=parent, parent_tier="top", sibling_strategies=["L3.split-d", "L3.ub-budget"],
+                steer="keep rows whole", rejected_strategies=["L3.merge-small-rows"])
+    base.update(kw)
+    return ProposalRequest(**base)
+
+
+def agent(llm, schedule=None, sink=None):
+    return LLMAgent(llm, CodeEvaluator(), sink=sink, session="t", schedule=schedule or AgencySchedule(),
+                    use_lowering=False)
+
+
+async def test_correct_reply_becomes_a_variant_and_the_prompt_carries_the_context(task):
+    llm = ScriptedLLM([GOOD % 1])
+    sink = Sink()
+    p = await agent(llm, sink=sink).propose(request(task))
+    assert p.code and "GOOD 1" in p.code and p.origin == "llm" and p.agency_mode == "single_pass"
+    sent = llm.prompts[0]
+    assert sent.role == "cake-partial" and sent.phase == "mutation"
+    for words in ("use two buffers", "L3.split-d", "L3.ub-budget", "keep rows whole", "L3.merge-small-rows",
+                  "// parent kernel", "20.00 us (estimate)"):
+        assert words in sent.text
+    used = [e for e in sink.events if e.kind == "knowledge_slice_used"]
+    assert used and used[0].phase == "mutation" and used[0].total_tokens > 0
+
+
+async def test_reply_without_code_is_a_recorded_failure(task):
+    llm = ScriptedLLM(["You should use double buffering here; it will be faster."])
+    p = await agent(llm).propose(request(task))
+    assert p.code is None and "no code" in p.failure
+
+
+async def test_compile_error_is_repaired_on_the_second_try(task):
+    llm = ScriptedLLM([COMPILE_ERROR % 1, GOOD % 2])
+    p = await agent(llm, AgencySchedule(generation1="single_pass")).baseline(task, "910B2")
+    assert p.code and "GOOD 2" in p.code
+    repair = llm.prompts[1]
+    assert repair.phase == "repair"
+    assert "L4.API_SIGNATURE" in repair.text and "no matching function" in repair.text and "line 3" in repair.text
+
+
+async def test_precision_failure_is_repaired(task):
+    llm = ScriptedLLM([WRONG % 1, GOOD % 2])
+    p = await agent(llm, AgencySchedule(generation1="single_pass")).baseline(task, "910B2")
+    assert "GOOD 2" in p.code
+    assert "systematic_drift" in llm.prompts[1].text and "every element 3% high" in llm.prompts[1].text
+
+
+async def test_repairs_are_bounded(task):
+    llm = ScriptedLLM([COMPILE_ERROR % i for i in range(10)])
+    p = await agent(llm, AgencySchedule(generation1="single_pass", build_repairs=3)).baseline(task, "910B2")
+    assert len(llm.prompts) == 4 and "COMPILE_ERROR" in p.code          # 1 try + 3 repairs, then give up
+
+
+async def test_fix_loop_variant_repairs_before_returning(task):
+    llm = ScriptedLLM([WRONG % 1, GOOD % 2])
+    p = await agent(llm, AgencySchedule(later="fix_loop")).propose(request(task))
+    assert "GOOD 2" in p.code and p.agency_mode == "fix_loop"
+
+
+async def test_rate_limit_is_retried_then_succeeds(task):
+    llm = ScriptedLLM([RateLimited, GOOD % 1])
+    p = await agent(llm).propose(request(task))
+    assert "GOOD 1" in p.code and len(llm.prompts) == 2
+    total = llm.usage.snapshot()["total"]
+    assert total["calls"] == 2 and total["failed"] == 1
+
+
+async def test_tool_agent_uses_its_tools_in_generation_one(task):
+    llm = ScriptedLLM([
+        "Let me check alignment first.\nTOOL read_card L2.ALIGN_32B\n" + COMPILE_ERROR % 1 + "\nTOOL build",
+        "Fixed.\n" + GOOD % 2 + "\nTOOL run_quick_cases\nTOOL show_pipe_profile",
+        "DONE",
+    ])
+    p = await agent(llm).baseline(task, "910B2")
+    assert "GOOD 2" in p.code and p.agency_mode == "tool_agent"
+    second = llm.prompts[1].messages[-1]["content"]
+    assert "[read_card L2.ALIGN_32B]" in second and "[build] FAILED" in second and "L4.API_SIGNATURE" in second
+    third = llm.prompts[2].messages[-1]["content"]
+    assert "[run_quick_cases] status passed" in third and "bottleneck memory" in third
+
+
+async def test_authentication_error_ends_the_session_clearly(task, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-abcdefghijklmnop")
+    llm = ScriptedLLM([AuthenticationFailed("the provider refused the key in OPENAI_API_KEY")])
+    a = agent(llm)
+    a.use_lowering = True
+    e = EvolutionEngine(task, _WithBaseline(a), CodeEvaluator(), Sink(), None,
+                        EvolutionSettings(rounds=2, variants=1), session="t",
+                        strategies=[Strategy("L3.a", "a", "a"), Strategy("L3.b", "b", "b")])
+    res = await e.run()
+    assert res.status == "failed" and "OPENAI_API_KEY" in res.reason
+    assert "sk-test-abcdefghijklmnop" not in res.reason
+    assert len(llm.prompts) == 1                                         # not retried
+
+
+class _WithBaseline:
+    """An LLM agent whose baseline is given (as the lowering would), so round 1 calls the LLM."""
+
+    def __init__(self, inner):
+        self.inner, self.name = inner, inner.name
+
+    async def baseline(self, task, chip):
+        return Proposal(code=GOOD % 0, origin="lowering", agency_mode="lowering")
+
+    async def propose(self, req):
+        return await self.inner.propose(req)
+
+
+async def test_budget_cap_stops_mid_round_and_keeps_everything(task):
+    llm = ScriptedLLM([Reply(GOOD % i, prompt_tokens=600, completion_tokens=400) for i in range(1, 9)],
+                      budget=Budget(max_tokens=2500))
+    e = EvolutionEngine(task, _WithBaseline(agent(llm)), CodeEvaluator(), Sink(), None,
+                        EvolutionSettings(rounds=3, variants=2), session="t",
+                        strategies=[Strategy("L3.a", "a", "a"), Strategy("L3.b", "b", "b")])
+    res = await e.run()
+    assert res.status == "budget_exhausted" and "2,500" in res.reason
+    kept = set(e.population.candidates)
+    assert {"r0-base", "r1-c1", "r1-c2"} <= kept and res.best is not None
