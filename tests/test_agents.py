@@ -174,3 +174,26 @@ async def test_budget_cap_stops_mid_round_and_keeps_everything(task):
     assert res.status == "budget_exhausted" and "2,500" in res.reason
     kept = set(e.population.candidates)
     assert {"r0-base", "r1-c1", "r1-c2"} <= kept and res.best is not None
+
+
+async def test_api_key_never_reaches_events_or_the_store(task, tmp_path, monkeypatch):
+    import json
+
+    from copilot.evolution.session import SessionConfig, new_engine
+    from sessions import SessionStore
+
+    key = "sk-test-9f8e7d6c5b4a39281706"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    store = SessionStore(tmp_path / "s.db")
+    sink = Sink()
+    llm = ScriptedLLM([RateLimited(f"rate limited for key {key}"), GOOD % 1,
+                       AuthenticationFailed(f"Incorrect API key provided: {key}")], sink=sink, session="keys")
+    cfg = SessionConfig(task=task, agent="scripted", rounds=2, variants=1, name="keys")
+    e = new_engine(cfg, [store, sink], agent=_WithBaseline(agent(llm, sink=sink)), evaluator=CodeEvaluator())
+    res = await e.run()
+    assert res.status == "failed" and key not in res.reason
+    for ev in sink.events:
+        assert key not in json.dumps(ev.to_json(), default=str)
+    store.close()
+    for f in tmp_path.glob("s.db*"):
+        assert key.encode() not in f.read_bytes(), f.name
