@@ -403,8 +403,8 @@ class EvolutionEngine:
                                           roofline_fraction=ev.roofline_fraction, diagnostics=ev.diagnostics))
 
     def _finish_round(self, r: int, cands: list[Candidate]) -> None:
-        passed = [c for c in cands if c.status == "passed" and c.time_us]
-        times = sorted(c.time_us for c in passed)  # type: ignore[misc]
+        passed = [c for c in cands if c.status == "passed"]
+        times = sorted(c.time_us for c in passed if c.time_us)  # type: ignore[misc]
         best = self.population.best()
         summary = RoundSummary(r, len(cands), len(passed), best.id if best else None,
                                best.time_us if best else None,

@@ -1,0 +1,173 @@
+"""The sim backend: AscendC kernels built with g++ against our clean-room API and run on the CPU.
+
+`build` compiles a candidate (cached), `run` runs one case in the sandbox, `check_kernel` does both
+over a task's cases and judges the outputs against the oracle.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from copilot.backends.base import Build, Run
+from copilot.backends.sim.build import build as _build
+from copilot.backends.sim.runner import run as _run
+from copilot.chips import DEFAULT_CHIP, load_chip
+from copilot.diagnostics import Diagnostic
+from copilot.errors import BadInput
+
+NAME = "sim"
+
+
+def build(source, task, dtypes: list[str], chip=DEFAULT_CHIP) -> Build:
+    """Compile a candidate (path or text) for `task` with these dtypes (inputs then outputs)."""
+    return _build(source, task, dtypes, chip)
+
+
+def run(build: Build, task, case, inputs, **kw) -> Run:
+    """Run one case of a built candidate in the sandbox."""
+    return _run(build, task, case, inputs, **kw)
+
+
+@dataclass
+class CaseResult:
+    id: str
+    passed: bool
+    mere: float | None
+    mare: float | None
+    failure_class: str | None
+    message: str
+    block_dim: int = 0
+    wall_seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "passed": self.passed, "mere": _finite(self.mere), "mare": _finite(self.mare),
+                "failure_class": self.failure_class, "message": self.message}
+
+
+@dataclass
+class CheckReport:
+    compiled: bool
+    correct: bool
+    chip: str
+    backend: str
+    diagnostics: list[Diagnostic]
+    cases: list[CaseResult]
+    kernel: str = ""
+    task: str = ""
+    build_seconds: float = 0.0
+    build_cached: bool = True
+    run_seconds: float = 0.0
+    raw_output: str = ""
+    source_lines: list[str] = field(default_factory=list, repr=False)
+
+    def to_json(self) -> dict:
+        return {
+            "compiled": self.compiled, "correct": self.correct, "chip": self.chip, "backend": self.backend,
+            "diagnostics": [{"id": d.id, "severity": d.severity, "message": d.message, "line": d.line,
+                             "hint": d.hint} for d in self.diagnostics],
+            "cases": [{"id": c.id, "passed": c.passed, "mere": _finite(c.mere), "mare": _finite(c.mare),
+                       "failure_class": c.failure_class} for c in self.cases],
+        }
+
+
+def _finite(x):
+    if x is None:
+        return None
+    try:
+        return None if math.isnan(x) or math.isinf(x) else float(x)
+    except TypeError:
+        return None
+
+
+def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen, out = set(), []
+    for d in diags:
+        key = (d.id, d.line) if d.line else (d.id, d.line, d.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def _judge(task, ref, actuals, dtypes):
+    from copilot.oracle.precision import judge_allclose, judge_outputs
+    if getattr(task, "precision_mode", "standard") == "allclose":
+        verdicts = [judge_allclose(a, b, d) for a, b, d in zip(actuals, ref.bench, dtypes)]
+        failed = next((v for v in verdicts if not v.passed), None)
+        return failed or verdicts[0]
+    return judge_outputs(actuals, ref.oracle, ref.bench, dtypes)
+
+
+def check_kernel(kernel_path, task, chip: str = DEFAULT_CHIP, cases: str = "quick", *, seed: int = 0,
+                 timeout: float | None = None, progress: Callable[[str], None] | None = None) -> CheckReport:
+    """Build the kernel, run the selected cases, judge each against the oracle.
+
+    Raises BadInput for a missing kernel file, an unknown task, chip or case spec.
+    """
+    from copilot.oracle import make_inputs, reference
+    from copilot.tasks import load_task, select_cases
+    from copilot.backends.sim.runner import default_limits
+
+    path = Path(kernel_path)
+    if not path.is_file():
+        raise BadInput(f"{kernel_path}: no such kernel file")
+    profile = load_chip(chip)
+    if not hasattr(task, "cases"):
+        task = load_task(task)
+    selected = select_cases(task, cases)
+    say = progress or (lambda _msg: None)
+    source_lines = path.read_text(errors="replace").splitlines()
+    limits = default_limits()
+    if timeout:
+        limits.wall_seconds = float(timeout)
+
+    report = CheckReport(compiled=True, correct=True, chip=profile.name, backend=NAME, diagnostics=[],
+                         cases=[], kernel=str(path), task=task.name, source_lines=source_lines)
+    diags: list[Diagnostic] = []
+    builds: dict[tuple, Build] = {}
+    for case in selected:
+        inputs = make_inputs(task, case, seed)
+        ref = reference(task, case, inputs)
+        out_dtypes = [o.dtype for o in ref.outputs]
+        key = tuple(case.dtypes) + tuple(out_dtypes)
+        b = builds.get(key)
+        if b is None:
+            say(f"building {path.name} for {'/'.join(dict.fromkeys(key))} on {profile.name}")
+            b = build(path, task, list(case.dtypes) + out_dtypes, profile)
+            builds[key] = b
+            report.build_seconds += b.seconds
+            report.build_cached = report.build_cached and b.cached
+            diags += b.diagnostics
+            if b.raw_output:
+                report.raw_output = b.raw_output
+        if not b.ok:
+            report.compiled = False
+            report.correct = False
+            break
+        say(f"running {case.label()}")
+        r = run(b, task, case, inputs, outputs=ref.outputs, chip=profile, limits=limits)
+        report.run_seconds += r.wall_seconds
+        diags += r.diagnostics
+        verdict = _judge(task, ref, r.outputs, out_dtypes)
+        errors = [d for d in r.diagnostics if d.is_error]
+        passed = bool(verdict.passed) and not errors
+        message = verdict.message
+        failure = verdict.failure_class
+        if errors:
+            ids = ", ".join(dict.fromkeys(d.id for d in errors))
+            message = f"rule/run errors ({ids}); values: {verdict.message}"
+            failure = failure or "rule_error"
+        report.cases.append(CaseResult(case.id, passed, verdict.mere, verdict.mare, failure, message,
+                                       r.block_dim, r.wall_seconds))
+        say(f"case {case.id}: {'pass' if passed else 'FAIL'} ({r.wall_seconds:.2f} s)")
+    report.diagnostics = _dedupe(diags)
+    report.correct = (report.compiled and bool(report.cases) and all(c.passed for c in report.cases)
+                      and not any(d.is_error for d in report.diagnostics))
+    return report
+
+
+__all__ = ["NAME", "Build", "Run", "CaseResult", "CheckReport", "build", "run", "check_kernel"]
