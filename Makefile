@@ -19,7 +19,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
-	$(BIN)/python bench/run_all.py
+	$(BIN)/cannpilot bench --rounds 3 --variants 4
 
 clean:
 	rm -rf $(VENV) build *.egg-info
