@@ -1,0 +1,166 @@
+// Feeds the per-core cost timeline (cost_timeline.h) from the emulated API calls.
+//
+// The API implementation reports, for each instruction, the UB buffer slots it reads and writes
+// (note_operand / note_write, from the operand checks every API already runs) and, for copies,
+// how the bytes are laid out in GM (note_rows); `on_record` — called from `record_cost`, which
+// every API calls once — then places the instruction on its pipe. `configure` takes the chip's
+// cost parameters from the harness; `block_json` is the block's figures for the runner.
+#pragma once
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include "cost_timeline.h"
+#include "types.h"
+
+namespace cannsim::cost {
+
+struct Pending {
+    int reads[8];
+    int nreads = 0;
+    int writes[4];
+    int nwrites = 0;
+    double rows = 0, row_bytes = 0;
+    bool gm_aligned = true;
+};
+
+struct Hooks {
+    Params params;
+    Timeline timeline;
+    Pending pending;
+    bool enabled = false;        // off until the harness configures a cost model
+};
+
+inline Hooks& hooks() {
+    static Hooks h;
+    return h;
+}
+
+// Vector cycles per 256-byte repeat, relative to Add (mirrors copilot/costmodel API_WEIGHTS).
+inline double api_weight(const char* api) {
+    struct W { const char* api; double w; };
+    static const W table[] = {
+        {"Div", 4.0}, {"Reciprocal", 2.0}, {"Sqrt", 4.0}, {"Rsqrt", 4.0}, {"Exp", 4.0}, {"Ln", 4.0},
+        {"ReduceSum", 2.0}, {"ReduceMax", 2.0}, {"ReduceMin", 2.0}, {"WholeReduceSum", 1.5},
+        {"WholeReduceMax", 1.5}, {"WholeReduceMin", 1.5}, {"ReduceRepeat", 1.5},
+    };
+    for (const W& w : table)
+        if (std::strcmp(w.api, api) == 0) return w.w;
+    return 1.0;
+}
+
+// Bytes per element of a dtype bit (runtime.h `DType`): 1 << 4 half, 1 << 8 float, ...
+inline double element_bytes(uint32_t dtype_bit) {
+    if (dtype_bit & ((1u << 0) | (1u << 1) | (1u << 12))) return 1.0;                 // int8, uint8, bool
+    if (dtype_bit & ((1u << 2) | (1u << 3) | (1u << 4) | (1u << 5))) return 2.0;      // 16-bit
+    if (dtype_bit & ((1u << 9) | (1u << 10) | (1u << 11))) return 8.0;                // 64-bit
+    return 4.0;
+}
+
+// "key=value key=value ..." as written by copilot.costmodel.CostParams.cxx_line (minus "cost ").
+inline void configure(const char* line) {
+    Params p;
+    std::string s(line);
+    size_t i = 0;
+    while (i < s.size()) {
+        size_t j = s.find(' ', i);
+        if (j == std::string::npos) j = s.size();
+        const std::string kv = s.substr(i, j - i);
+        const size_t eq = kv.find('=');
+        if (eq != std::string::npos) {
+            const std::string k = kv.substr(0, eq);
+            const double v = std::atof(kv.c_str() + eq + 1);
+            if (k == "clock_ghz") p.clock_ghz = v;
+            else if (k == "hbm_bytes_per_cycle") p.hbm_bytes_per_cycle = v;
+            else if (k == "core_dma_bytes_per_cycle") p.core_dma_bytes_per_cycle = v;
+            else if (k == "dma_latency_cycles") p.dma_latency_cycles = v;
+            else if (k == "small_burst_bytes") p.small_burst_bytes = v;
+            else if (k == "gm_unaligned_efficiency") p.gm_unaligned_efficiency = v;
+            else if (k == "vector_bytes_per_cycle") p.vector_bytes_per_cycle = v;
+            else if (k == "vector_issue_cycles") p.vector_issue_cycles = v;
+            else if (k == "scalar_issue_cycles") p.scalar_issue_cycles = v;
+            else if (k == "scalar_access_cycles") p.scalar_access_cycles = v;
+            else if (k == "active_cores") p.active_cores = static_cast<int>(v);
+        }
+        i = j + 1;
+    }
+    hooks().params = p;
+    hooks().enabled = true;
+}
+
+inline void begin_block(int64_t block_num) {
+    Hooks& h = hooks();
+    Params p = h.params;
+    if (block_num > 0 && block_num < p.active_cores) p.active_cores = static_cast<int>(block_num);
+    h.timeline.reset(p);
+    h.pending = Pending{};
+}
+
+inline void note_operand(int slot, bool is_dst) {
+    Pending& q = hooks().pending;
+    if (is_dst) { if (q.nwrites < 4) q.writes[q.nwrites++] = slot; }
+    else if (q.nreads < 8) q.reads[q.nreads++] = slot;
+}
+inline void note_write(int slot) {
+    Pending& q = hooks().pending;
+    for (int i = 0; i < q.nwrites; ++i)
+        if (q.writes[i] == slot) return;
+    if (q.nwrites < 4) q.writes[q.nwrites++] = slot;
+}
+// A copy moves `rows` bursts of `row_bytes`; `gm` is the GM address of its first byte.
+inline void note_rows(double rows, double row_bytes, const void* gm) {
+    Pending& q = hooks().pending;
+    q.rows = rows;
+    q.row_bytes = row_bytes;
+    q.gm_aligned = (reinterpret_cast<uintptr_t>(gm) % 512) == 0;
+}
+
+// A multi-row copy: `rows` bursts of `row_bytes` (the GM address was noted by the bounds check).
+inline void set_row_shape(double rows, double row_bytes) {
+    Pending& q = hooks().pending;
+    q.rows = rows;
+    q.row_bytes = row_bytes;
+}
+
+inline void scalar_access(int slot, bool write) {
+    if (hooks().enabled) hooks().timeline.scalar_access(slot, write);
+}
+
+// Called once per emulated instruction (from record_cost).
+inline void on_record(int pipe, const char* api, uint32_t info, uint64_t elements, uint64_t bytes) {
+    Hooks& h = hooks();
+    Pending q = h.pending;
+    h.pending = Pending{};
+    if (!h.enabled) return;
+    Timeline& t = h.timeline;
+    if (std::strcmp(api, "SetFlag") == 0) { t.set_flag(pipe == PIPE_S ? S : pipe == PIPE_V ? V : pipe == PIPE_MTE2 ? MTE2 : MTE3,
+                                                      static_cast<int>(info), static_cast<int>(elements)); return; }
+    if (std::strcmp(api, "WaitFlag") == 0) { t.wait_flag(pipe == PIPE_S ? S : pipe == PIPE_V ? V : pipe == PIPE_MTE2 ? MTE2 : MTE3,
+                                                       static_cast<int>(info), static_cast<int>(elements)); return; }
+    if (std::strcmp(api, "PipeBarrier") == 0) { if (pipe == PIPE_ALL) t.barrier_all(); return; }
+    const Timeline::Slots reads{q.reads, static_cast<size_t>(q.nreads)};
+    const Timeline::Slots writes{q.writes, static_cast<size_t>(q.nwrites)};
+    if (pipe == PIPE_MTE2 || pipe == PIPE_MTE3) {
+        const double rows = q.rows > 0 ? q.rows : 1.0;
+        const double row_bytes = q.row_bytes > 0 ? q.row_bytes : static_cast<double>(bytes);
+        t.dma(pipe == PIPE_MTE2 ? MTE2 : MTE3, rows, row_bytes, q.gm_aligned, reads, writes);
+        return;
+    }
+    if (pipe == PIPE_V) {
+        if (std::strcmp(api, "DataCopy") == 0) {          // UB -> UB copy
+            t.vector(static_cast<double>(bytes), 1.0, reads, writes);
+            return;
+        }
+        t.vector(static_cast<double>(elements) * element_bytes(info), api_weight(api), reads, writes);
+        return;
+    }
+    t.scalar(h.params.scalar_issue_cycles);
+}
+
+inline std::string block_json(long long block) {
+    char buf[512];
+    hooks().timeline.to_json(buf, sizeof(buf), block);
+    return std::string(buf) + "\n";
+}
+
+}  // namespace cannsim::cost

@@ -1,0 +1,298 @@
+// Per-block runtime of the emulator: chip profile, UB arena, buffer slots, sync state,
+// diagnostics (JSON lines) and cost counters. Interface: docs/emulator-contract.md.
+#pragma once
+#include <cstdint>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <new>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+#include <unistd.h>
+#if __cplusplus >= 202002L
+#include <source_location>
+#endif
+#include "types.h"
+#include "cost_hooks.h"
+
+namespace cannsim {
+
+#if __cplusplus >= 202002L
+using SrcLoc = std::source_location;
+#define CANNSIM_LOC ::cannsim::SrcLoc loc = ::cannsim::SrcLoc::current()
+#else
+struct SrcLoc {
+    uint32_t line_ = 0;
+    static constexpr SrcLoc current(uint32_t l = __builtin_LINE()) { SrcLoc s; s.line_ = l; return s; }
+    constexpr uint32_t line() const { return line_; }
+};
+#define CANNSIM_LOC ::cannsim::SrcLoc loc = ::cannsim::SrcLoc::current()
+#endif
+
+struct ChipConfig {
+    char     name[32];
+    int      arch;               // 2201 (A2/A3), 3510 (950), 2002 (310P)
+    int      vector_cores;
+    uint64_t ub_bytes;           // usable UB bytes per vector core
+    int      max_buffers;        // 64
+    int      max_queue_buffers;  // per TPosition
+};
+
+enum class Severity { Warning, Error };
+
+// Element type ids: one bit each so the dtype tables can be bit masks.
+enum DType : uint32_t {
+    DT_I8 = 1u << 0, DT_U8 = 1u << 1, DT_I16 = 1u << 2, DT_U16 = 1u << 3, DT_F16 = 1u << 4,
+    DT_BF16 = 1u << 5, DT_I32 = 1u << 6, DT_U32 = 1u << 7, DT_F32 = 1u << 8, DT_I64 = 1u << 9,
+    DT_U64 = 1u << 10, DT_F64 = 1u << 11, DT_BOOL = 1u << 12, DT_OTHER = 1u << 13
+};
+
+template <typename T> constexpr DType dtype_of() {
+    if constexpr (std::is_same_v<T, half>) return DT_F16;
+    else if constexpr (std::is_same_v<T, bfloat16_t>) return DT_BF16;
+    else if constexpr (std::is_same_v<T, float>) return DT_F32;
+    else if constexpr (std::is_same_v<T, double>) return DT_F64;
+    else if constexpr (std::is_same_v<T, bool>) return DT_BOOL;
+    else if constexpr (std::is_same_v<T, int8_t>) return DT_I8;
+    else if constexpr (std::is_same_v<T, uint8_t>) return DT_U8;
+    else if constexpr (std::is_same_v<T, int16_t>) return DT_I16;
+    else if constexpr (std::is_same_v<T, uint16_t>) return DT_U16;
+    else if constexpr (std::is_same_v<T, int32_t>) return DT_I32;
+    else if constexpr (std::is_same_v<T, uint32_t>) return DT_U32;
+    else if constexpr (std::is_same_v<T, int64_t>) return DT_I64;
+    else if constexpr (std::is_same_v<T, uint64_t>) return DT_U64;
+    else return DT_OTHER;
+}
+
+inline const char* dtype_name(uint32_t d) {
+    switch (d) {
+        case DT_I8: return "int8_t"; case DT_U8: return "uint8_t"; case DT_I16: return "int16_t";
+        case DT_U16: return "uint16_t"; case DT_F16: return "half"; case DT_BF16: return "bfloat16_t";
+        case DT_I32: return "int32_t"; case DT_U32: return "uint32_t"; case DT_F32: return "float";
+        case DT_I64: return "int64_t"; case DT_U64: return "uint64_t"; case DT_F64: return "double";
+        case DT_BOOL: return "bool"; default: return "other";
+    }
+}
+
+inline const char* pipe_name(int p) {
+    static const char* names[] = {"S", "V", "M", "MTE1", "MTE2", "MTE3", "ALL", "MTE4", "MTE5", "V2", "FIX"};
+    return (p >= 0 && p < static_cast<int>(sizeof(names) / sizeof(names[0]))) ? names[p] : "?";
+}
+
+namespace detail {
+
+enum class SlotState : uint8_t { Free, Allocated, Enqueued, Dequeued };
+
+// One InitBuffer block in UB: a queue buffer or a TBuf.
+struct Slot {
+    uint64_t offset = 0, bytes = 0;
+    bool is_queue = false;
+    bool live = true;            // false once its TPipe is reset or destroyed
+    SlotState state = SlotState::Free;
+    uint32_t gen = 1;            // bumped on every FreeTensor: stale tensors are detected
+    uint32_t pending_pipes = 0;  // bit per pipe that wrote it with no sync since
+    uint32_t alloc_line = 0;
+    int pipe_id = 0;
+    int position = 0;
+};
+
+struct FlagKey {
+    int event, id;
+    bool operator<(const FlagKey& o) const { return event != o.event ? event < o.event : id < o.id; }
+};
+
+struct CostKey {
+    int pipe; std::string api; uint32_t dtype;
+    bool operator<(const CostKey& o) const {
+        if (pipe != o.pipe) return pipe < o.pipe;
+        if (api != o.api) return api < o.api;
+        return dtype < o.dtype;
+    }
+};
+struct CostValue { uint64_t calls = 0, elements = 0, bytes = 0; };
+
+struct GmRegion { const uint8_t* base; uint64_t bytes; std::string name; };
+
+struct State {
+    ChipConfig chip{};
+    int diag_fd = 2;
+    int64_t block_idx = 0, block_num = 1;
+    bool in_block = false;
+    std::vector<uint8_t> ub_storage;
+    uint8_t* ub = nullptr;
+    uint64_t ub_virtual = 0;         // arena size we can actually back (> chip UB, for overflow runs)
+    uint64_t ub_used = 0;
+    int buffers_used = 0;
+    int queue_buffers_per_pos[32] = {};
+    int next_pipe_id = 1;
+    std::vector<Slot> slots;
+    std::set<std::pair<std::string, uint32_t>> reported;
+    int errors = 0, warnings = 0;
+    std::map<FlagKey, uint32_t> flags_set;   // -> line of SetFlag
+    uint8_t event_ids_used[64] = {};         // bit per id, per HardEvent
+    // vector mask register state
+    bool mask_counter_mode = false;
+    uint64_t mask_lo = ~0ull, mask_hi = ~0ull;
+    float deq_scale = 1.0f;
+    std::map<CostKey, CostValue> costs;
+    std::vector<GmRegion> gm_regions;
+
+    State() {
+        std::snprintf(chip.name, sizeof(chip.name), "%s", "910B2");
+        chip.arch = 2201; chip.vector_cores = 48; chip.ub_bytes = 192 * 1024 - 256 - 8 * 1024;
+        chip.max_buffers = 64; chip.max_queue_buffers = 8;
+    }
+};
+
+inline State& state() { static State s; return s; }
+
+inline void json_escape(std::string& out, const std::string& s) {
+    for (char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) { char b[8]; std::snprintf(b, sizeof b, "\\u%04x", c); out += b; }
+                else out += c;
+        }
+    }
+}
+
+inline void write_all(int fd, const std::string& s) {
+    const char* p = s.data(); size_t n = s.size();
+    while (n > 0) { ssize_t w = ::write(fd, p, n); if (w <= 0) return; p += w; n -= static_cast<size_t>(w); }
+}
+
+}  // namespace detail
+
+// Report one finding. Fatal findings end the block with exit code 86 (see the contract).
+inline void report(const char* id, Severity sev, const char* api, uint32_t line, const std::string& message,
+                   bool fatal = false) {
+    auto& s = detail::state();
+    const bool fresh = s.reported.insert({std::string(id), line}).second;
+    if (fresh) {
+        if (sev == Severity::Error) ++s.errors; else ++s.warnings;
+        std::string j = "{\"id\":\"";
+        detail::json_escape(j, id);
+        j += "\",\"severity\":\""; j += (sev == Severity::Error ? "error" : "warning");
+        j += "\",\"api\":\""; detail::json_escape(j, api);
+        j += "\",\"line\":" + std::to_string(line);
+        j += ",\"block\":" + std::to_string(s.block_idx);
+        if (fatal) j += ",\"fatal\":true";
+        j += ",\"message\":\""; detail::json_escape(j, message); j += "\"}\n";
+        detail::write_all(s.diag_fd, j);
+    }
+    if (fatal) {
+        std::fflush(stdout);
+        std::fflush(stderr);
+        std::_Exit(86);
+    }
+}
+
+inline std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+inline std::string fmt(const char* f, ...) {
+    char buf[1024];
+    va_list ap; va_start(ap, f); std::vsnprintf(buf, sizeof buf, f, ap); va_end(ap);
+    return buf;
+}
+
+inline const ChipConfig& chip() { return detail::state().chip; }
+inline int arch() { return detail::state().chip.arch; }
+
+inline void configure_chip(const ChipConfig& c) { detail::state().chip = c; }
+inline void set_diag_fd(int fd) { detail::state().diag_fd = fd; }
+
+// Optional: the harness may declare the GM buffers so that raw-pointer GlobalTensors without a
+// declared size are still bounds checked.
+inline void register_gm_buffer(const void* base, uint64_t bytes, const char* name) {
+    detail::state().gm_regions.push_back({static_cast<const uint8_t*>(base), bytes, name ? name : ""});
+}
+
+inline void begin_block(int64_t idx, int64_t num) {
+    auto& s = detail::state();
+    const ChipConfig c = s.chip;
+    const int fd = s.diag_fd;
+    std::vector<detail::GmRegion> gm = std::move(s.gm_regions);
+    s.~State();
+    new (&s) detail::State();
+    s.chip = c; s.diag_fd = fd; s.gm_regions = std::move(gm);
+    s.block_idx = idx; s.block_num = num; s.in_block = true;
+    cost::begin_block(num);
+    // Back four times the chip's UB so an over-budget kernel can still run after the report.
+    s.ub_virtual = c.ub_bytes * 4 + 64 * 1024;
+    s.ub_storage.assign(s.ub_virtual + 64, 0);
+    const uintptr_t p = reinterpret_cast<uintptr_t>(s.ub_storage.data());
+    s.ub = s.ub_storage.data() + ((32 - (p % 32)) % 32);
+}
+
+
+struct EventPipes { int src, dst; const char* name; };
+
+inline const EventPipes& event_pipes(AscendC::HardEvent e) {
+    static const EventPipes t[] = {
+        {PIPE_MTE2, PIPE_MTE1, "MTE2_MTE1"}, {PIPE_MTE1, PIPE_MTE2, "MTE1_MTE2"}, {PIPE_MTE1, PIPE_M, "MTE1_M"},
+        {PIPE_M, PIPE_MTE1, "M_MTE1"}, {PIPE_MTE2, PIPE_V, "MTE2_V"}, {PIPE_V, PIPE_MTE2, "V_MTE2"},
+        {PIPE_MTE3, PIPE_V, "MTE3_V"}, {PIPE_V, PIPE_MTE3, "V_MTE3"}, {PIPE_M, PIPE_V, "M_V"},
+        {PIPE_V, PIPE_M, "V_M"}, {PIPE_V, PIPE_V, "V_V"}, {PIPE_MTE3, PIPE_MTE1, "MTE3_MTE1"},
+        {PIPE_MTE1, PIPE_MTE3, "MTE1_MTE3"}, {PIPE_MTE1, PIPE_V, "MTE1_V"}, {PIPE_MTE2, PIPE_M, "MTE2_M"},
+        {PIPE_M, PIPE_MTE2, "M_MTE2"}, {PIPE_V, PIPE_MTE1, "V_MTE1"}, {PIPE_M, PIPE_FIX, "M_FIX"},
+        {PIPE_FIX, PIPE_M, "FIX_M"}, {PIPE_MTE3, PIPE_MTE2, "MTE3_MTE2"}, {PIPE_MTE2, PIPE_MTE3, "MTE2_MTE3"},
+        {PIPE_S, PIPE_V, "S_V"}, {PIPE_V, PIPE_S, "V_S"}, {PIPE_S, PIPE_MTE2, "S_MTE2"},
+        {PIPE_MTE2, PIPE_S, "MTE2_S"}, {PIPE_S, PIPE_MTE3, "S_MTE3"}, {PIPE_MTE3, PIPE_S, "MTE3_S"},
+        {PIPE_MTE2, PIPE_FIX, "MTE2_FIX"}, {PIPE_FIX, PIPE_MTE2, "FIX_MTE2"}, {PIPE_FIX, PIPE_S, "FIX_S"},
+        {PIPE_M, PIPE_S, "M_S"}, {PIPE_FIX, PIPE_MTE3, "FIX_MTE3"}, {PIPE_MTE1, PIPE_FIX, "MTE1_FIX"},
+        {PIPE_FIX, PIPE_MTE1, "FIX_MTE1"}, {PIPE_FIX, PIPE_FIX, "FIX_FIX"}, {PIPE_ALL, PIPE_ALL, "MAX"}};
+    return t[static_cast<int>(e)];
+}
+
+inline void end_block() {
+    auto& s = detail::state();
+    for (auto& sl : s.slots) {
+        if (!sl.live || !sl.is_queue || sl.state == detail::SlotState::Free) continue;
+        report("L2.QUEUE_PROTOCOL", Severity::Error, "AllocTensor", sl.alloc_line,
+               fmt("queue buffer taken by AllocTensor at line %u is still held at kernel end", sl.alloc_line));
+    }
+    for (auto& [k, line] : s.flags_set)
+        report("L2.SYNC_PAIRING", Severity::Error, "SetFlag", line,
+               fmt("SetFlag<HardEvent::%s>(%d) is never consumed by a WaitFlag before kernel end; the event stays "
+                   "set and can break the next kernel",
+                   event_pipes(static_cast<AscendC::HardEvent>(k.event)).name, k.id));
+    std::fflush(stdout);
+    if (cost::hooks().enabled) detail::write_all(s.diag_fd, cost::block_json(s.block_idx));
+    s.in_block = false;
+}
+
+inline int error_count() { return detail::state().errors; }
+inline int warning_count() { return detail::state().warnings; }
+
+// Cost accounting hook: every API call adds (pipe, api, dtype) -> calls, elements, bytes.
+inline void record_cost(int pipe, const char* api, uint32_t dtype, uint64_t elements, uint64_t bytes) {
+    auto& v = detail::state().costs[detail::CostKey{pipe, api, dtype}];
+    ++v.calls; v.elements += elements; v.bytes += bytes;
+    cost::on_record(pipe, api, dtype, elements, bytes);
+}
+
+inline std::string cost_counters_json() {
+    auto& s = detail::state();
+    std::string j = "{\"block\":" + std::to_string(s.block_idx) + ",\"counters\":[";
+    bool first = true;
+    for (auto& [k, v] : s.costs) {
+        if (!first) j += ",";
+        first = false;
+        j += "{\"pipe\":\""; j += pipe_name(k.pipe); j += "\",\"api\":\""; detail::json_escape(j, k.api);
+        j += "\",\"dtype\":\""; j += dtype_name(k.dtype);
+        j += "\",\"calls\":" + std::to_string(v.calls) + ",\"elements\":" + std::to_string(v.elements) +
+             ",\"bytes\":" + std::to_string(v.bytes) + "}";
+    }
+    return j + "]}";
+}
+
+inline void dump_cost_counters(int fd) { detail::write_all(fd, cost_counters_json() + "\n"); }
+
+}  // namespace cannsim

@@ -1,0 +1,29 @@
+// Clean-room CPU emulation of the AscendC vector device API (namespace AscendC).
+// Written from documented behaviour only; see docs/emulator-api.md for coverage and rules.
+#pragma once
+#include "cannsim/types.h"
+#include "cannsim/runtime.h"
+#include "cannsim/dtype_table.h"
+#include "cannsim/tensor.h"
+#include "cannsim/pipe.h"
+#include "cannsim/vec_engine.h"
+#include "cannsim/vec_ops.h"
+#include "cannsim/cast.h"
+#include "cannsim/reduce.h"
+#include "cannsim/cmpsel.h"
+#include "cannsim/datacopy.h"
+#include "cannsim/debug.h"
+
+// Old intrinsic spellings of the sync instructions.
+inline void set_flag(pipe_t src, pipe_t dst, int id, CANNSIM_LOC) {
+    for (int e = 0; e < static_cast<int>(AscendC::HardEvent::MAX); ++e) {
+        const auto& p = cannsim::event_pipes(static_cast<AscendC::HardEvent>(e));
+        if (p.src == src && p.dst == dst) { cannsim::set_flag(static_cast<AscendC::HardEvent>(e), id, loc); return; }
+    }
+}
+inline void wait_flag(pipe_t src, pipe_t dst, int id, CANNSIM_LOC) {
+    for (int e = 0; e < static_cast<int>(AscendC::HardEvent::MAX); ++e) {
+        const auto& p = cannsim::event_pipes(static_cast<AscendC::HardEvent>(e));
+        if (p.src == src && p.dst == dst) { cannsim::wait_flag(static_cast<AscendC::HardEvent>(e), id, loc); return; }
+    }
+}
