@@ -174,15 +174,20 @@ class SimEvaluator:
         """(est_us, roofline_fraction, extra) for one performance case, or None when the cost
         model cannot time this kernel (then the candidate is correct but unranked)."""
         from copilot.backends import sim
+        from copilot.costmodel.estimate import estimate_case, output_shapes
 
-        estimate = getattr(sim, "estimate", None)
-        if estimate is None:
+        outs = output_shapes(task, case)
+        key = tuple(case.dtypes) + tuple(o.dtype for o in outs)
+        b = builds.get(key)
+        if b is None:
+            b = builds[key] = sim.build(path, task, list(key), self.chip)
+        if not b.ok:
             return None
-        result = estimate(path, task, case, chip=self.chip)
-        if result is None or result.time_us is None:
+        est = estimate_case(b, task, case, self.chip)
+        if est is None:
             return None
-        return result.time_us, result.roofline_fraction, {"bottleneck": result.bottleneck,
-                                                          "pipes_us": result.pipes_us}
+        return est.time_us, est.roofline_fraction, {"bottleneck": est.bottleneck, "pipes_us": est.pipes_us,
+                                                     "t_hw_us": est.t_hw_us, "timing": "estimate"}
 
 
 def _num(x):

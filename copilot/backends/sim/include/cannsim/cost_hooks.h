@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 #include "cost_timeline.h"
 #include "types.h"
 
@@ -107,12 +108,23 @@ inline void note_write(int slot) {
         if (q.writes[i] == slot) return;
     if (q.nwrites < 4) q.writes[q.nwrites++] = slot;
 }
+// GM buffers as the device allocator would place them: each starts 512-byte aligned, so a copy's
+// alignment is its offset inside its buffer (the emulator's own buffers sit wherever mmap put them).
+struct GmRegion { uintptr_t base; uint64_t bytes; };
+inline std::vector<GmRegion>& gm_regions() {
+    static std::vector<GmRegion> r;
+    return r;
+}
+
 // A copy moves `rows` bursts of `row_bytes`; `gm` is the GM address of its first byte.
 inline void note_rows(double rows, double row_bytes, const void* gm) {
     Pending& q = hooks().pending;
     q.rows = rows;
     q.row_bytes = row_bytes;
-    q.gm_aligned = (reinterpret_cast<uintptr_t>(gm) % 512) == 0;
+    uintptr_t a = reinterpret_cast<uintptr_t>(gm), base = 0;
+    for (const GmRegion& r : gm_regions())
+        if (a >= r.base && a < r.base + r.bytes) { base = r.base; break; }
+    q.gm_aligned = ((a - base) % 512) == 0;
 }
 
 // A multi-row copy: `rows` bursts of `row_bytes` (the GM address was noted by the bounds check).

@@ -212,6 +212,7 @@ inline void set_diag_fd(int fd) { detail::state().diag_fd = fd; }
 // declared size are still bounds checked.
 inline void register_gm_buffer(const void* base, uint64_t bytes, const char* name) {
     detail::state().gm_regions.push_back({static_cast<const uint8_t*>(base), bytes, name ? name : ""});
+    cost::gm_regions().push_back({reinterpret_cast<uintptr_t>(base), bytes});
 }
 
 inline void begin_block(int64_t idx, int64_t num) {
