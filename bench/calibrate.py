@@ -23,6 +23,11 @@ from pathlib import Path
 DEFAULT_CSV = Path(__file__).resolve().parents[1].parent / "shared" / "calibration" / "910b2-measured.csv"
 
 
+# The knowledge base's verified exemplars: hand-tiled kernels for three of the four operators.
+EXEMPLARS = Path(__file__).resolve().parents[1] / "knowledge" / "cards" / "L5"
+EXEMPLAR_IDS = {"sigmoid": "elementwise-sigmoid", "softmax": "softmax-softmax", "rms_norm": "normalization-rms_norm"}
+
+
 def within(ratio: float, measured: float) -> bool:
     bound = 1.5 if measured >= 64 else 2.0
     return 1 / bound <= ratio <= bound
@@ -33,6 +38,10 @@ def main() -> int:
     ap.add_argument("--csv", default=str(DEFAULT_CSV))
     ap.add_argument("--ops", default="sigmoid,exp,softmax,rms_norm")
     ap.add_argument("--chip", default="910B2")
+    ap.add_argument("--kernel", action="append", default=[], metavar="OP=PATH",
+                    help="time this kernel for OP instead of the default (repeatable)")
+    ap.add_argument("--lowered", action="store_true",
+                    help="time the lowering agent's kernels even where a verified exemplar exists")
     ap.add_argument("-o", "--output", default="bench/results/calibration.json")
     args = ap.parse_args()
 
@@ -52,8 +61,16 @@ def main() -> int:
         task = load_task(op)
         case = task.case(cid)
         if op not in kernels:
-            kernels[op] = work / f"{op}.cpp"
-            kernels[op].write_text(lower(task, chip=args.chip).source)
+            given = dict(k.split("=", 1) for k in args.kernel)
+            exemplar = EXEMPLARS / f"{EXEMPLAR_IDS.get(op, '')}.cpp"
+            if op in given:
+                kernels[op] = Path(given[op])
+            elif not args.lowered and op in EXEMPLAR_IDS and exemplar.is_file():
+                kernels[op] = exemplar
+            else:
+                kernels[op] = work / f"{op}.cpp"
+                kernels[op].write_text(lower(task, chip=args.chip).source)
+            print(f"{op}: timing {kernels[op]}", file=sys.stderr)
         outs = output_shapes(task, case)
         key = (op, *case.dtypes, *(o.dtype for o in outs))
         if key not in builds:
@@ -61,7 +78,7 @@ def main() -> int:
         t0 = time.perf_counter()
         est = estimate_case(builds[key], task, case, args.chip) if builds[key].ok else None
         measured, t_hw = float(r["measured_us_910b2"]), float(r["t_hw_us_910b2"])
-        row = {"op": op, "case": cid, "shapes": [list(s) for s in case.shapes], "dtypes": case.dtypes,
+        row = {"op": op, "case": cid, "kernel": kernels[op].name, "shapes": [list(s) for s in case.shapes], "dtypes": case.dtypes,
                "measured_us": measured, "t_hw_us_csv": t_hw, "seconds": time.perf_counter() - t0}
         if est is None:
             row.update(est_us=None, ratio=None, ok=False, note="no estimate (failed or unmodelled)")

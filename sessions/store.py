@@ -65,9 +65,9 @@ def default_store_path() -> Path:
     env = os.environ.get("CANNPILOT_STORE")
     if env:
         return Path(env).expanduser()
-    import platformdirs
+    from copilot.config import data_dir
 
-    return Path(platformdirs.user_data_dir("cannpilot", appauthor=False)) / "sessions.sqlite"
+    return data_dir() / "sessions.sqlite"
 
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)

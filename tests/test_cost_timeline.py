@@ -32,10 +32,11 @@ def test_tiny_tiles_are_slower_than_large_ones(figures):
 
 
 def test_more_cores_help_until_bandwidth_saturates(figures):
-    c1, c8, c24, c48 = figures["c1"], figures["c8"], figures["c24"], figures["c48"]
-    assert c1 > 4 * c8                       # one core is bound by its own DMA rate
-    assert c24 < c8 and c48 <= c24           # still helping ...
-    assert c24 / c48 < 1.25                  # ... but HBM is saturated: little gain at the end
+    c1, c2, c4, c8, c24, c48 = (figures[k] for k in ("c1", "c2", "c4", "c8", "c24", "c48"))
+    assert c1 > 1.8 * c2 and c2 > 1.8 * c4   # each core is bound by its own DMA engines: more cores help
+    assert c4 > 1.2 * c8                     # still helping, less
+    assert c8 / c48 < 1.05                   # HBM saturated: more cores no longer help
+    assert c48 <= c24 <= c8
 
 
 def test_fp32_costs_about_twice_fp16_when_memory_bound(figures):

@@ -11,6 +11,8 @@ import pytest
 
 ENGINE_MODULES = ["copilot", "copilot.tasks", "copilot.oracle", "copilot.dtypes", "copilot.diagnostics",
                   "copilot.oracle.precision", "copilot.backends.sim", "copilot.chips", "copilot.sandbox",
+                  "copilot.llm", "copilot.llm.litellm_client", "copilot.config", "copilot.costmodel",
+                  "copilot.evolution", "copilot.agents.offline", "copilot.agents.llm", "copilot.lowering",
                   "knowledge", "knowledge.assembler", "knowledge.router", "knowledge.errors", "sessions"]
 UI = ("textual", "rich", "prompt_toolkit")
 

@@ -32,6 +32,8 @@ int main() {
     double tiny = elementwise(8192, total / 8192, 2, 1, 1.0, 8);
     // Same total work split over more cores: per-core bytes shrink, per-core share of HBM too.
     double c1 = elementwise(256, 48 * total / 1 / 256, 2, 1, 1.0, 1);
+    double c2 = elementwise(256, 48 * total / 2 / 256, 2, 1, 1.0, 2);
+    double c4 = elementwise(256, 48 * total / 4 / 256, 2, 1, 1.0, 4);
     double c8 = elementwise(256, 48 * total / 8 / 256, 2, 1, 1.0, 8);
     double c24 = elementwise(256, 48 * total / 24 / 256, 2, 1, 1.0, 24);
     double c48 = elementwise(256, 48 * total / 48 / 256, 2, 1, 1.0, 48);
@@ -64,11 +66,11 @@ int main() {
     aligned.dma(MTE2, 1, 65536, true, {}, {0});
     unaligned.dma(MTE2, 1, 65536, false, {}, {0});
     shortrows.dma(MTE2, 512, 128, true, {}, {0});
-    std::printf("{\"single_sat\":%.1f,\"double_sat\":%.1f,\"single\":%.1f,\"double\":%.1f,\"tiny\":%.1f,\"c1\":%.1f,\"c8\":%.1f,\"c24\":%.1f,"
+    std::printf("{\"single_sat\":%.1f,\"double_sat\":%.1f,\"single\":%.1f,\"double\":%.1f,\"tiny\":%.1f,\"c1\":%.1f,\"c2\":%.1f,\"c4\":%.1f,\"c8\":%.1f,\"c24\":%.1f,"
                 "\"c48\":%.1f,\"fp16\":%.1f,\"fp32\":%.1f,\"heavy_v\":%.1f,\"heavy_mte2\":%.1f,"
                 "\"heavy_cycles\":%.1f,\"barred\":%.1f,\"flag_v_end\":%.1f,\"flag_mte2_end\":%.1f,"
                 "\"aligned\":%.1f,\"unaligned\":%.1f,\"shortrows\":%.1f}\n",
-                single_sat, dbl_sat, single, dbl, tiny, c1, c8, c24, c48, fp16, fp32, h.busy[V], h.busy[MTE2], h.cycles, barred.finish().cycles,
+                single_sat, dbl_sat, single, dbl, tiny, c1, c2, c4, c8, c24, c48, fp16, fp32, h.busy[V], h.busy[MTE2], h.cycles, barred.finish().cycles,
                 v_end, flagged.finish().busy[MTE2], aligned.finish().cycles, unaligned.finish().cycles,
                 shortrows.finish().cycles);
     return 0;

@@ -60,13 +60,25 @@ public:
     // 256-byte repeat (1 for add-class ops; more for transcendentals).
     double vector(double bytes, double weight, std::initializer_list<int> reads,
                   std::initializer_list<int> writes) {
-        const double repeats = std::max(1.0, std::ceil(bytes / p_.vector_bytes_per_cycle));
-        return issue(V, p_.vector_issue_cycles + repeats * weight, reads, writes);
+        return vector(bytes, weight, Slots{reads.begin(), reads.size()}, Slots{writes.begin(), writes.size()});
     }
 
     // GM -> UB (MTE2) or UB -> GM (MTE3): `rows` bursts of `row_bytes` each.
     double dma(int pipe, double rows, double row_bytes, bool gm_aligned_512, std::initializer_list<int> reads,
                std::initializer_list<int> writes) {
+        return dma(pipe, rows, row_bytes, gm_aligned_512, Slots{reads.begin(), reads.size()},
+                   Slots{writes.begin(), writes.size()});
+    }
+
+    // The same, with operand slots given as (pointer, count).
+    struct Slots { const int* p; size_t n; const int* begin() const { return p; } const int* end() const { return p + n; } };
+
+    double vector(double bytes, double weight, Slots reads, Slots writes) {
+        const double repeats = std::max(1.0, std::ceil(bytes / p_.vector_bytes_per_cycle));
+        return issue(V, p_.vector_issue_cycles + repeats * weight, reads, writes);
+    }
+
+    double dma(int pipe, double rows, double row_bytes, bool gm_aligned_512, Slots reads, Slots writes) {
         const double bytes = rows * row_bytes;
         double eff = gm_aligned_512 ? 1.0 : p_.gm_unaligned_efficiency;
         if (row_bytes < p_.small_burst_bytes) eff *= std::max(0.125, row_bytes / p_.small_burst_bytes);
@@ -74,7 +86,8 @@ public:
         const double transfer = bytes / rate;
         if (pipe == MTE2) cost_.gm_bytes_in += bytes; else cost_.gm_bytes_out += bytes;
         hbm_cycles_ += bytes / (hbm_share() * eff);
-        const double end = issue(pipe, p_.dma_latency_cycles + transfer, reads, writes);
+        // The engine pipelines requests: it is busy for the transfer; the data lands a latency later.
+        const double end = issue(pipe, transfer, reads, writes, p_.dma_latency_cycles);
         if (first_dma_ < 0) first_dma_ = end - p_.dma_latency_cycles - transfer;
         return end;
     }
@@ -126,7 +139,7 @@ public:
 
     BlockCost finish() const {
         BlockCost c = cost_;
-        c.cycles = s_time_;
+        c.cycles = std::max(s_time_, last_end_);
         for (double f : pipe_free_) c.cycles = std::max(c.cycles, f);
         if (first_dma_ >= 0) c.cycles = std::max(c.cycles, first_dma_ + hbm_cycles_ + p_.dma_latency_cycles);
         return c;
@@ -157,17 +170,18 @@ private:
 
     double hbm_share() const { return p_.hbm_bytes_per_cycle / std::max(1, p_.active_cores); }
 
-    double issue(int pipe, double cycles, std::initializer_list<int> reads, std::initializer_list<int> writes) {
+    double issue(int pipe, double cycles, Slots reads, Slots writes, double latency = 0.0) {
         s_time_ += p_.scalar_issue_cycles;
         cost_.busy[S] += p_.scalar_issue_cycles;
         double start = std::max(s_time_, pipe_free_[pipe]);
         for (int r : reads) start = std::max(start, at(r).ready);
         for (int w : writes) start = std::max({start, at(w).ready, at(w).readers_done});
-        const double end = start + cycles;
-        pipe_free_[pipe] = end;
+        pipe_free_[pipe] = start + cycles;
+        const double end = start + cycles + latency;
         cost_.busy[pipe] += cycles;
         for (int r : reads) { SlotTimes& st = at(r); st.readers_done = std::max(st.readers_done, end); }
         for (int w : writes) at(w).ready = end;
+        last_end_ = std::max(last_end_, end);
         ++cost_.instructions;
         return end;
     }
@@ -175,6 +189,7 @@ private:
     Params p_;
     double s_time_ = 0;
     double pipe_free_[NPIPES] = {0, 0, 0, 0};
+    double last_end_ = 0;      // when the last instruction's effects landed
     double hbm_cycles_ = 0;     // this core's GM traffic divided by its HBM share
     double first_dma_ = -1;     // start of its first transfer
     std::vector<SlotTimes> slots_;

@@ -1,0 +1,324 @@
+"""Settings and paths.
+
+Precedence: command-line flags (applied by the CLI) > `CANNPILOT_*` environment variables >
+`<config dir>/settings.yaml` > defaults. Paths come from platformdirs, each overridable by an
+environment variable (tests point them at temporary directories):
+
+    CANNPILOT_CONFIG_DIR  CANNPILOT_DATA_DIR  CANNPILOT_CACHE_DIR  CANNPILOT_STATE_DIR
+
+Settings overrides: CANNPILOT_MODEL (a model name or alias; `offline` for none), CANNPILOT_CHIP,
+CANNPILOT_BACKEND, CANNPILOT_ROUNDS, CANNPILOT_VARIANTS, CANNPILOT_THEME, CANNPILOT_BUDGET_USD,
+CANNPILOT_BUDGET_TOKENS (`none` lifts a cap), CANNPILOT_STORE (the session store file).
+
+The settings file never holds an API key: a model entry names the environment variable that does.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+
+from copilot.errors import BadInput
+from copilot.llm.accounting import Budget
+from copilot.llm.models import ModelConfig, ModelTable
+
+APP = "cannpilot"
+SETTINGS_FILE = "settings.yaml"
+OFFLINE_NAMES = {"", "offline", "none"}
+
+
+# --- paths ----------------------------------------------------------------------------------------
+
+def _dir(env: str, default: str) -> Path:
+    value = os.environ.get(env)
+    return Path(value).expanduser() if value else Path(default)
+
+
+def config_dir() -> Path:
+    import platformdirs
+
+    return _dir("CANNPILOT_CONFIG_DIR", platformdirs.user_config_dir(APP, appauthor=False))
+
+
+def data_dir() -> Path:
+    import platformdirs
+
+    return _dir("CANNPILOT_DATA_DIR", platformdirs.user_data_dir(APP, appauthor=False))
+
+
+def cache_dir() -> Path:
+    import platformdirs
+
+    return _dir("CANNPILOT_CACHE_DIR", platformdirs.user_cache_dir(APP, appauthor=False))
+
+
+def state_dir() -> Path:
+    import platformdirs
+
+    return _dir("CANNPILOT_STATE_DIR", platformdirs.user_state_dir(APP, appauthor=False))
+
+
+def settings_path() -> Path:
+    return config_dir() / SETTINGS_FILE
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write `text` to `path` so a reader sees the old file or the new one, never half of one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+# --- settings -------------------------------------------------------------------------------------
+
+class BudgetSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    max_tokens: int | None = Field(default=None, ge=0)
+    max_usd: float | None = Field(default=None, ge=0)
+
+    def to_budget(self) -> Budget:
+        return Budget(max_tokens=self.max_tokens, max_usd=self.max_usd)
+
+
+class Settings(BaseModel):
+    """What a user can set once instead of passing flags every time."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    model: str | None = None                     # a model name or alias; None: the offline agent
+    models: list[ModelConfig] = Field(default_factory=list)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    chip: str = "910B2"
+    backend: Literal["sim", "npu", "auto"] = "sim"
+    rounds: int = Field(default=3, ge=1)
+    variants: int = Field(default=4, ge=1)
+    theme: str = "cannpilot-dark"
+    store: str | None = None                     # session store file; None: <data dir>/sessions.sqlite
+
+    _path: Path | None = PrivateAttr(default=None)
+    _file_data: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _from_env: dict[tuple[str, ...], tuple[str, Any]] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check(self) -> Settings:
+        if self.model is not None and self.model.strip().lower() in OFFLINE_NAMES:
+            object.__setattr__(self, "model", None)
+        try:
+            ModelTable(self.models)
+        except ValueError as e:
+            raise ValueError(f"models: {e}") from None
+        return self
+
+    # lookups -------------------------------------------------------------------------------------
+
+    def model_table(self) -> ModelTable:
+        return ModelTable(self.models)
+
+    def resolve_model(self, name: str | None = None) -> ModelConfig | None:
+        """The model to use (`name` or the default), or None for the offline agent."""
+        name = self.model if name is None else name
+        if name is None or name.strip().lower() in OFFLINE_NAMES:
+            return None
+        return self.model_table().resolve(name.strip())
+
+    def budget_caps(self) -> Budget:
+        return self.budget.to_budget()
+
+    def store_path(self) -> Path:
+        return Path(self.store).expanduser() if self.store else data_dir() / "sessions.sqlite"
+
+    @property
+    def path(self) -> Path:
+        return self._path or settings_path()
+
+    def overridden_by_env(self) -> dict[str, str]:
+        """Setting (dotted) -> the environment variable that set it."""
+        return {".".join(p): env for p, (env, _) in self._from_env.items()}
+
+    # persistence ---------------------------------------------------------------------------------
+
+    def save(self, path: Path | None = None) -> Path:
+        """Write the settings file atomically. Values that came from the environment and were not
+        changed since are not written (the file keeps what it had)."""
+        target = Path(path) if path is not None else self.path
+        data = self.model_dump(mode="json", exclude_defaults=True)
+        for p, (_, env_value) in self._from_env.items():
+            if _get(self.model_dump(mode="json"), p) != env_value:
+                continue                          # changed after loading: the new value is saved
+            file_value = _get(self._file_data, p, _MISSING)
+            if file_value is _MISSING:
+                _delete(data, p)
+            else:
+                _set(data, p, file_value)
+        text = ("# Cannpilot settings. Keys never go here: name their environment variable in\n"
+                "# `api_key_env` of a model entry. See docs/llm.md.\n")
+        if data:
+            text += yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+        atomic_write_text(target, text)
+        self._path = target
+        return target
+
+
+_MISSING = object()
+
+# environment variable -> setting path
+ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
+    "CANNPILOT_MODEL": ("model",),
+    "CANNPILOT_CHIP": ("chip",),
+    "CANNPILOT_BACKEND": ("backend",),
+    "CANNPILOT_ROUNDS": ("rounds",),
+    "CANNPILOT_VARIANTS": ("variants",),
+    "CANNPILOT_THEME": ("theme",),
+    "CANNPILOT_BUDGET_USD": ("budget", "max_usd"),
+    "CANNPILOT_BUDGET_TOKENS": ("budget", "max_tokens"),
+    "CANNPILOT_STORE": ("store",),
+}
+_NULLABLE = {("model",), ("budget", "max_usd"), ("budget", "max_tokens"), ("store",)}
+
+
+def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
+    """Settings from the file (missing file: defaults) with the environment's overrides applied.
+
+    A malformed file or variable raises `BadInput` naming the file and line (or the variable)."""
+    path = Path(path) if path is not None else settings_path()
+    env = os.environ if env is None else env
+    text = ""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read the settings file ({e.strerror}); fix its permissions "
+                       f"or point CANNPILOT_CONFIG_DIR elsewhere") from None
+    file_data = _parse_yaml(path, text)
+
+    data = copy.deepcopy(file_data)
+    applied: dict[tuple[str, ...], str] = {}
+    for var, p in ENV_OVERRIDES.items():
+        if var not in env:
+            continue
+        raw = env[var].strip()
+        value: Any = None if (p in _NULLABLE and raw.lower() in OFFLINE_NAMES) else raw
+        if p == ("store",) and value is not None:
+            value = str(Path(value).expanduser())
+        _set(data, p, value)
+        applied[p] = var
+
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as e:
+        raise BadInput(_explain(e, path, text, applied)) from None
+    settings._path = path
+    settings._file_data = file_data
+    dumped = settings.model_dump(mode="json")
+    settings._from_env = {p: (var, _get(dumped, p)) for p, var in applied.items()}
+    return settings
+
+
+def _parse_yaml(path: Path, text: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text) if text.strip() else {}
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise BadInput(f"{path}{line}: the settings file is not valid YAML ({problem}); fix that "
+                       f"line, or delete the file to start from the defaults") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise BadInput(f"{path}:1: the settings file must be a mapping of `key: value` lines, "
+                       f"not a {type(data).__name__}; fix it or delete the file")
+    return data
+
+
+def _explain(e: ValidationError, path: Path, text: str, applied: dict[tuple[str, ...], str]) -> str:
+    err = e.errors()[0]
+    loc = tuple(err.get("loc", ()))
+    msg = err.get("msg", "invalid value")
+    if err.get("type") == "extra_forbidden":
+        msg = f"unknown setting `{loc[-1]}`"
+    elif "input" in err and not isinstance(err["input"], (dict, list)):
+        msg = f"{msg} (got {err['input']!r})"
+    dotted = ".".join(str(x) for x in loc) or "settings"
+    for p, var in applied.items():
+        if loc[:len(p)] == p:
+            return (f"{var}: `{dotted}`: {msg}; fix or unset the environment variable")
+    line = _yaml_line(text, loc)
+    where = f"{path}:{line}" if line else str(path)
+    return f"{where}: `{dotted}`: {msg}; fix that line, or delete it to use the default"
+
+
+def _yaml_line(text: str, loc: tuple[Any, ...]) -> int | None:
+    """1-based line of the YAML node at `loc` (the deepest one that exists)."""
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            nxt = None
+            for k, v in node.value:
+                if k.value == str(part):
+                    line = k.start_mark.line + 1
+                    nxt = v
+                    break
+            if nxt is None:
+                break
+            node = nxt
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _get(data: Any, p: tuple[str, ...], default: Any = None) -> Any:
+    for k in p:
+        if not isinstance(data, dict) or k not in data:
+            return default
+        data = data[k]
+    return data
+
+
+def _set(data: dict[str, Any], p: tuple[str, ...], value: Any) -> None:
+    for k in p[:-1]:
+        if not isinstance(data.get(k), dict):
+            data[k] = {}
+        data = data[k]
+    data[p[-1]] = value
+
+
+def _delete(data: dict[str, Any], p: tuple[str, ...]) -> None:
+    parents = []
+    for k in p[:-1]:
+        if not isinstance(data.get(k), dict):
+            return
+        parents.append((data, k))
+        data = data[k]
+    data.pop(p[-1], None)
+    for parent, k in reversed(parents):
+        if not parent[k]:
+            del parent[k]
