@@ -25,6 +25,8 @@ def test_bottleneck_classes():
     assert classify({"V": 10, "MTE2": 95, "MTE3": 60, "S": 5}, 104, 4) == "memory"
     assert classify({"V": 1, "MTE2": 1, "MTE3": 1, "S": 1}, 6, 4) == "latency"       # launch dominates
     assert classify({"V": 10, "MTE2": 10, "MTE3": 10, "S": 10}, 104, 4) == "latency"  # nothing busy
+    # no engine busy half the time, but the core's HBM share is the limit: memory-bound
+    assert classify({"V": 10, "MTE2": 40, "MTE3": 40, "S": 1}, 104, 4, hbm_us=95) == "memory"
 
 
 def test_estimate_never_falls_below_the_roofline():

@@ -113,12 +113,15 @@ def parse_block_costs(lines: list[str]) -> list[dict]:
     return out
 
 
-def classify(pipes_us: dict[str, float], kernel_us: float, launch_us: float) -> str:
-    """The pipe that bounds the kernel, or `latency` when no pipe is busy most of the time."""
+def classify(pipes_us: dict[str, float], kernel_us: float, launch_us: float, hbm_us: float = 0.0) -> str:
+    """The pipe that bounds the kernel, or `latency` when no pipe is busy most of the time.
+
+    Memory counts an engine's busy time or the core's share of HBM (its traffic through its slice
+    of the chip's bandwidth), whichever is larger: with many cores streaming, HBM is the limit."""
     body = kernel_us - launch_us
     if body <= launch_us:
         return "latency"
-    mem = max(pipes_us.get("MTE2", 0.0), pipes_us.get("MTE3", 0.0))
+    mem = max(pipes_us.get("MTE2", 0.0), pipes_us.get("MTE3", 0.0), hbm_us)
     busiest = max(("memory", mem), ("vector", pipes_us.get("V", 0.0)), ("scalar", pipes_us.get("S", 0.0)),
                   key=lambda kv: kv[1])
     return busiest[0] if busiest[1] >= 0.5 * body else "latency"
@@ -132,8 +135,8 @@ def combine(blocks: list[dict], params: CostParams, block_dim: int) -> Estimate:
     time_us = worst["us"] + params.launch_us
     pipes = {k: float(v) for k, v in worst["pipes_us"].items()}
     unmodelled = sum(int(b.get("unmodelled", 0)) for b in blocks)
-    return Estimate(time_us, pipes, classify(pipes, time_us, params.launch_us), block_dim=block_dim,
-                    unmodelled=unmodelled)
+    return Estimate(time_us, pipes, classify(pipes, time_us, params.launch_us, float(worst.get("hbm_us", 0.0))),
+                    block_dim=block_dim, unmodelled=unmodelled)
 
 
 def roofline_us(bytes_moved: float, vector_bytes: float, params: CostParams, vector_cores: int) -> float:

@@ -151,9 +151,10 @@ public:
         const double us = 1.0 / (p_.clock_ghz * 1000.0);
         return std::snprintf(buf, n,
             "{\"kind\":\"cost\",\"block\":%lld,\"us\":%.6f,\"pipes_us\":{\"S\":%.6f,\"V\":%.6f,"
-            "\"MTE2\":%.6f,\"MTE3\":%.6f},\"gm_bytes_in\":%.0f,\"gm_bytes_out\":%.0f,"
+            "\"MTE2\":%.6f,\"MTE3\":%.6f},\"hbm_us\":%.6f,\"gm_bytes_in\":%.0f,\"gm_bytes_out\":%.0f,"
             "\"instructions\":%llu,\"unmodelled\":%llu}",
             block, c.cycles * us, c.busy[S] * us, c.busy[V] * us, c.busy[MTE2] * us, c.busy[MTE3] * us,
+            hbm_cycles_ * us,
             c.gm_bytes_in, c.gm_bytes_out, (unsigned long long)c.instructions,
             (unsigned long long)c.unmodelled);
     }

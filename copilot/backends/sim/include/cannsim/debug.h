@@ -20,6 +20,7 @@ struct UnknownCallSite {
 };
 
 inline void unknown_api(const char* api, uint32_t line) {
+    cost::hooks().timeline.unmodelled();   // no cost for it: the time estimate is withheld
     report("L4.API_UNKNOWN", Severity::Error, api, line,
            fmt("%s is declared by the emulator but not emulated; the call did nothing (see docs/emulator-api.md)", api));
 }
