@@ -33,6 +33,21 @@ def within(ratio: float, measured: float) -> bool:
     return 1 / bound <= ratio <= bound
 
 
+def markdown(summary: dict, results: list[dict]) -> str:
+    fmt = lambda v, f="{:.2f}": "-" if v is None else f.format(v)  # noqa: E731
+    lines = [f"Estimates on the 910B2 profile vs measured 910B2 times; {summary['within_bounds']} of "
+             f"{summary['cases']} cases within bounds (x1.5 at >= 64 us, x2 below). Median ratio "
+             f"{fmt(summary['median_ratio'])}, geometric mean {fmt(summary['geomean_ratio'])}, "
+             f"spread (sd of log ratio) {fmt(summary['spread_log_sd'])}.", "",
+             "| op | case | shape | dtype | kernel | measured us | estimate us | ratio | bound | bottleneck |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        lines.append(f"| {r['op']} | {r['case']} | {'x'.join(map(str, r['shapes'][0]))} | {r['dtypes'][0]} | "
+                     f"{r.get('kernel', '')} | {r['measured_us']:.2f} | {fmt(r['est_us'])} | {fmt(r['ratio'])} | "
+                     f"{'ok' if r['ok'] else 'OUT'} | {r.get('bottleneck', '')} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--csv", default=str(DEFAULT_CSV))
@@ -108,6 +123,7 @@ def main() -> int:
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"summary": summary, "cases": results}, indent=2))
+    out.with_suffix(".md").write_text(markdown(summary, results))
     print(json.dumps(summary, indent=2))
     return 0
 

@@ -1,8 +1,8 @@
 """Estimate a kernel's time on one case without judging it: the performance half of an evaluation.
 
 Correctness is established on the quick tier; a performance case only needs the kernel's
-instruction stream. So the inputs are zeros (the stream does not depend on values in the kernels
-we time; a kernel whose control flow does would be timed on zeros), the output shapes come from the
+instruction stream. So the inputs are zeros, never materialised (the stream does not depend on values in the
+kernels we time; a kernel whose control flow does would be timed on zeros), the output shapes come from the
 golden run on meta tensors (no fp64 oracle), and only the first, middle and last blocks run: under
 the standard split every core gets the same work but the tail ones, so these include the slowest.
 """
@@ -59,7 +59,7 @@ def estimate_case(build, task: Task, case: Case, chip: str = "910B2") -> Estimat
 
     profile = load_chip(chip)
     outs = output_shapes(task, case)
-    inputs = [torch.zeros(s, dtype=dtype_of(d).torch) for s, d in zip(case.shapes, case.dtypes)]
+    inputs = [torch.empty(s, dtype=dtype_of(d).torch, device="meta") for s, d in zip(case.shapes, case.dtypes)]
     run = sim.run(build, task, case, inputs, outputs=outs, chip=profile, sample_blocks=True)
     est = run.extra.get("estimate") if run.ok else None
     if est is None:

@@ -1,0 +1,362 @@
+"""Run one case of a built candidate in the sandbox and turn what happened into Diagnostics.
+
+Inputs and outputs move through files in a private run directory; the launcher maps them as GM
+(MAP_SHARED, guard pages on both sides). This process never loads candidate code.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import struct
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from copilot.backends.base import Build, PipeTimes, Run
+from copilot.chips import ChipProfile, load_chip
+from copilot.diagnostics import Diagnostic
+from copilot.dtypes import dtype as lookup_dtype
+from copilot.errors import BadInput
+from copilot.sandbox import Limits, prepare_workdir, run_sandboxed
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+GE_CODES = {"DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UINT8": 4, "DT_INT16": 6,
+            "DT_UINT16": 7, "DT_UINT32": 8, "DT_INT64": 9, "DT_UINT64": 10, "DT_DOUBLE": 11, "DT_BOOL": 12,
+            "DT_BF16": 27}
+EXIT_FATAL_RULE, EXIT_REPORTED = 86, 89
+SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV",
+           24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS"}
+RUN_HINTS = {
+    "RUN.CRASH": "the kernel crashed: check pointer arithmetic, GM offsets per block and tensor sizes",
+    "RUN.TIMEOUT": "the kernel did not finish: look for loops whose bound never changes or a DeQue "
+                   "that waits forever",
+    "RUN.MEMORY": "the kernel asked for more memory than the sandbox allows",
+    "RUN.TILING": "the host TilingFunc failed: it must return ge::GRAPH_SUCCESS and set the block dim",
+}
+
+
+@dataclass
+class OutputSpec:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+
+
+def default_limits() -> Limits:
+    return Limits(wall_seconds=float(os.environ.get("CANNPILOT_SIM_TIMEOUT", "60")))
+
+
+def _np_view(t: torch.Tensor) -> np.ndarray:
+    t = t.detach().contiguous().cpu()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy()
+    return t.numpy()
+
+
+def _pad_for(nbytes: int) -> int:
+    """Bytes in front of the data so that it ends within 32 bytes of the trailing guard page."""
+    return ((PAGE - nbytes % PAGE) % PAGE) // 32 * 32
+
+
+def _write_tensor(path: Path, t: torch.Tensor | None, nbytes: int) -> int:
+    pad = _pad_for(nbytes)
+    with open(path, "wb") as f:
+        f.truncate(max(PAGE, math.ceil((pad + nbytes) / PAGE) * PAGE))
+        if t is not None and nbytes:
+            f.seek(pad)
+            _np_view(t).tofile(f)
+    return pad
+
+
+def _read_tensor(path: Path, pad: int, spec: OutputSpec) -> torch.Tensor:
+    dt = lookup_dtype(spec.dtype)
+    n = math.prod(spec.shape)
+    np_dtype = np.int16 if dt.torch == torch.bfloat16 else torch.empty(0, dtype=dt.torch).numpy().dtype
+    arr = np.fromfile(path, dtype=np_dtype, count=n, offset=pad)
+    t = torch.from_numpy(arr)
+    if dt.torch == torch.bfloat16:
+        t = t.view(torch.bfloat16)
+    return t.reshape(spec.shape)
+
+
+def _attr_line(kind: str, value) -> str:
+    if kind in ("float",):
+        b = struct.pack("<f", float(value))
+        k = "f"
+    elif kind in ("int",):
+        b = struct.pack("<q", int(value))
+        k = "i"
+    elif kind == "bool":
+        b = struct.pack("<?", bool(value))
+        k = "b"
+    elif kind in ("string", "str"):
+        b = str(value).encode() + b"\0"
+        k = "s"
+    elif kind in ("list_int", "listint"):
+        b = b"".join(struct.pack("<q", int(v)) for v in value)
+        k = "I"
+    elif kind in ("list_float", "listfloat"):
+        b = b"".join(struct.pack("<f", float(v)) for v in value)
+        k = "F"
+    else:
+        raise BadInput(f"attr type '{kind}' is not supported by the sim backend")
+    return f"attr {k} {b.hex() or '-'}"
+
+
+def _chip_line(chip: ChipProfile) -> str:
+    return ("chip " + " ".join(str(v) for v in (
+        chip.name, chip.soc_version, chip.short_soc_version, chip.arch, chip.vector_cores, chip.cube_cores,
+        chip.ub_bytes, chip.max_buffers, chip.max_queue_buffers, chip.l1_bytes, chip.l0a_bytes, chip.l0b_bytes,
+        chip.l0c_bytes, chip.l2_bytes, chip.hbm_bytes)))
+
+
+def _blocks_text(blocks: list[int]) -> str:
+    if len(blocks) == 1:
+        return f"block {blocks[0]}"
+    return f"{len(blocks)} blocks ({', '.join(map(str, blocks[:6]))}{', ...' if len(blocks) > 6 else ''})"
+
+
+def _estimate(diag_lines: list[str], params, block_dim: int):
+    """The kernel-time estimate from the blocks' cost lines; None when none was written or an
+    instruction the model cannot time ran (an estimate that ignores work would be made up)."""
+    from copilot.costmodel import combine, parse_block_costs
+
+    blocks = parse_block_costs(diag_lines)
+    if not blocks:
+        return None
+    est = combine(blocks, params, block_dim)
+    return None if est.unmodelled else est
+
+
+def collect_diagnostics(lines: list[str]) -> list[Diagnostic]:
+    """Runtime JSON lines → Diagnostics, one per (id, line) with the blocks it happened in."""
+    groups: dict[tuple, dict] = {}
+    order = []
+    for text in lines:
+        text = text.strip()
+        if not text:
+            continue
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            continue
+        if doc.get("kind") == "cost":       # the cost model's per-block figures, not a finding
+            continue
+        key = (doc.get("id", "RUN.CRASH"), int(doc.get("line", 0) or 0),
+               doc.get("message", "") if not doc.get("line") else "")
+        if key not in groups:
+            groups[key] = {"doc": doc, "blocks": []}
+            order.append(key)
+        b = doc.get("block")
+        if isinstance(b, int) and b >= 0 and b not in groups[key]["blocks"]:
+            groups[key]["blocks"].append(b)
+    out = []
+    for key in order:
+        doc, blocks = groups[key]["doc"], sorted(groups[key]["blocks"])
+        msg = doc.get("message", "")
+        if len(blocks) > 1:
+            msg += f" [{_blocks_text(blocks)}]"
+        elif blocks:
+            msg += f" [block {blocks[0]}]"
+        ident = doc.get("id", "RUN.CRASH")
+        out.append(Diagnostic(id=ident, severity=doc.get("severity", "error"), message=msg,
+                              line=int(doc.get("line", 0) or 0), hint=doc.get("hint", "") or RUN_HINTS.get(ident, ""),
+                              api=doc.get("api", "") or "", raw=json.dumps(doc)))
+    return out
+
+
+def _run_failures(result: dict, reported_blocks: set[int], block_cpu: int, tiling_reported: bool) -> list[Diagnostic]:
+    diags: list[Diagnostic] = []
+    by_kind: dict[tuple[str, str], list[int]] = {}
+    for b, kind, detail in result["blocks"]:
+        if kind == "exit" and detail in (0, EXIT_REPORTED):
+            continue
+        if kind == "exit" and detail == EXIT_FATAL_RULE:
+            if b not in reported_blocks:
+                by_kind.setdefault(("RUN.CRASH", "the kernel stopped at a fatal rule breach"), []).append(b)
+            continue
+        if kind == "exit":
+            by_kind.setdefault(("RUN.CRASH", f"the kernel exited with status {detail} (exit() called in "
+                                             "kernel code?)"), []).append(b)
+            continue
+        sig = SIGNALS.get(detail, f"signal {detail}")
+        if sig == "SIGXCPU":
+            by_kind.setdefault(("RUN.TIMEOUT", f"the kernel used more than {block_cpu} s of CPU time and was "
+                                               "stopped (infinite loop?)"), []).append(b)
+        elif sig == "SIGSYS":
+            by_kind.setdefault(("RUN.CRASH", "the kernel made a forbidden system call (process or thread "
+                                             "creation) and the sandbox stopped it"), []).append(b)
+        elif sig == "SIGKILL":
+            by_kind.setdefault(("RUN.MEMORY", "the kernel was killed (SIGKILL), most likely for using too "
+                                              "much memory"), []).append(b)
+        elif sig == "SIGXFSZ":
+            by_kind.setdefault(("RUN.CRASH", "the kernel wrote more output than the sandbox allows"), []).append(b)
+        else:
+            by_kind.setdefault(("RUN.CRASH", f"the kernel crashed with {sig}"), []).append(b)
+    for (ident, msg), blocks in by_kind.items():
+        diags.append(Diagnostic(ident, "error", f"{msg} [{_blocks_text(sorted(blocks))}]", 0,
+                                RUN_HINTS.get(ident, "")))
+    if result.get("tiling_signal") and not tiling_reported:
+        sig = SIGNALS.get(result["tiling_signal"], f"signal {result['tiling_signal']}")
+        if sig == "SIGXCPU":
+            diags.append(Diagnostic("RUN.TIMEOUT", "error", "the host TilingFunc did not finish (CPU limit)", 0,
+                                    RUN_HINTS["RUN.TIMEOUT"], api="TilingFunc"))
+        elif sig == "SIGSYS":
+            diags.append(Diagnostic("RUN.CRASH", "error", "the host TilingFunc made a forbidden system call "
+                                    "(process or thread creation) and the sandbox stopped it", 0,
+                                    RUN_HINTS["RUN.CRASH"], api="TilingFunc"))
+        else:
+            diags.append(Diagnostic("RUN.CRASH", "error", f"the host TilingFunc crashed with {sig}", 0,
+                                    RUN_HINTS["RUN.CRASH"], api="TilingFunc"))
+    if result.get("not_run"):
+        diags.append(Diagnostic("RUN.TIMEOUT", "warning", f"{result['not_run']} blocks were not run after a "
+                                "block timed out", 0, ""))
+    return diags
+
+
+def _parse_result(text: str) -> dict:
+    r: dict = {"blocks": [], "end": None, "block_dim": 0, "key": 0, "filter": None}
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        k = parts[0]
+        if k == "block" and len(parts) >= 4:
+            r["blocks"].append((int(parts[1]), parts[2], int(parts[3])))
+        elif k == "blockdim":
+            r["block_dim"] = int(parts[1])
+        elif k == "key":
+            r["key"] = int(parts[1])
+        elif k == "tiling_signal":
+            r["tiling_signal"] = int(parts[1])
+        elif k == "not_run":
+            r["not_run"] = int(parts[1])
+        elif k == "filter":
+            r["filter"] = parts[1] == "1"
+        elif k == "end":
+            r["end"] = parts[1] if len(parts) > 1 else ""
+        elif k in ("workspace", "tiling_bytes"):
+            r[k] = int(parts[1])
+    return r
+
+
+def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | None = None,
+        chip: ChipProfile | str | None = None, limits: Limits | None = None,
+        block_cpu_seconds: int | None = None, jobs: int | None = None, sample_blocks: bool = False) -> Run:
+    """Run `case` of `task` on the built launcher. `outputs` are the output specs (name, shape,
+    dtype); by default they come from the task's reference."""
+    if not build.ok or build.artifact is None:
+        raise BadInput("cannot run a candidate that did not build")
+    chip = load_chip(chip or build.chip)
+    limits = limits or default_limits()
+    if outputs is None:
+        from copilot.oracle import reference
+        outputs = reference(task, case, inputs).outputs
+    outputs = [OutputSpec(o.name, tuple(o.shape), str(o.dtype)) for o in outputs]
+    block_cpu = block_cpu_seconds or max(1, int(min(limits.wall_seconds, 30)))
+    jobs = jobs or max(1, min(2, os.cpu_count() or 1))
+
+    workdir = Path(tempfile.mkdtemp(prefix="cannsim-run-"))
+    try:
+        from copilot.costmodel import cost_params
+
+        params = cost_params(chip.name)
+        lines = [_chip_line(chip), f"jobs {jobs}", f"block_cpu_seconds {block_cpu}",
+                 params.cxx_line(chip.vector_cores), f"sample_blocks {int(sample_blocks)}"]
+        gm_bytes = 0
+        for i, (spec, t) in enumerate(zip(task.inputs, inputs)):
+            dt = lookup_dtype(str(t.dtype).replace("torch.", ""))
+            nbytes = t.numel() * dt.itemsize
+            # Sampled (estimate-only) runs need shapes, not values: the file stays sparse zeros.
+            pad = _write_tensor(workdir / f"in{i}.bin", None if sample_blocks else t, nbytes)
+            gm_bytes += nbytes
+            lines.append(f"input {spec.name} {GE_CODES[dt.ge]} {t.dim()} {' '.join(map(str, t.shape))} "
+                         f"in{i}.bin {pad} {nbytes}")
+        out_pads = []
+        for i, spec in enumerate(outputs):
+            dt = lookup_dtype(spec.dtype)
+            nbytes = math.prod(spec.shape) * dt.itemsize
+            pad = _write_tensor(workdir / f"out{i}.bin", None, nbytes)
+            out_pads.append(pad)
+            gm_bytes += nbytes
+            lines.append(f"output {spec.name} {GE_CODES[dt.ge]} {len(spec.shape)} "
+                         f"{' '.join(map(str, spec.shape))} out{i}.bin {pad} {nbytes}")
+        values = getattr(case, "attrs", {}) or {}
+        for a in getattr(task, "attrs", []):
+            v = values.get(a.name, a.default)
+            if v is None:
+                continue
+            lines.append(_attr_line(a.type, v))
+        (workdir / "case.txt").write_text("\n".join(lines) + "\n")
+        exe = workdir / "harness"
+        try:
+            os.link(build.artifact, exe)
+        except OSError:
+            shutil.copy2(build.artifact, exe)
+        prepare_workdir(workdir)
+        lim = Limits(wall_seconds=limits.wall_seconds, cpu_seconds=limits.cpu_seconds,
+                     address_space_bytes=max(limits.address_space_bytes, (2 << 30) + 3 * gm_bytes),
+                     processes=limits.processes + jobs, file_bytes=limits.file_bytes)
+        t0 = time.perf_counter()
+        res = run_sandboxed([str(exe), "case.txt"], workdir, lim)
+        wall = time.perf_counter() - t0
+
+        try:
+            diag_lines = (workdir / "diag.jsonl").read_text(errors="replace").splitlines()
+        except OSError:
+            diag_lines = []
+        diags = collect_diagnostics(diag_lines)
+        reported_blocks = {json.loads(x).get("block") for x in diag_lines if x.strip().startswith("{")
+                           and '"source":"harness"' in x.replace(" ", "")}
+        fatal_blocks = set()       # blocks with an error finding (a fatal rule ends the block with 86)
+        for x in diag_lines:
+            try:
+                doc = json.loads(x)
+            except ValueError:
+                continue
+            if doc.get("kind") != "cost" and doc.get("severity", "error") == "error":
+                fatal_blocks.add(doc.get("block"))
+        try:
+            result = _parse_result((workdir / "result.txt").read_text(errors="replace"))
+        except OSError:
+            result = _parse_result("")
+        tiling_reported = -1 in reported_blocks
+        # A block that exited 86 has its fatal rule in diag.jsonl (from the runtime).
+        run_diags = _run_failures(result, {b for b in fatal_blocks if isinstance(b, int)}, block_cpu,
+                                  tiling_reported)
+        if res.timed_out:
+            run_diags.append(Diagnostic("RUN.TIMEOUT", "error", f"the run did not finish within "
+                                        f"{limits.wall_seconds:g} s (wall clock) and was killed", 0,
+                                        RUN_HINTS["RUN.TIMEOUT"]))
+        elif result["end"] is None:
+            why = f"signal {SIGNALS.get(res.signal, res.signal)}" if res.signal else f"status {res.returncode}"
+            run_diags.append(Diagnostic("RUN.CRASH", "error", f"the launcher stopped with {why} before the "
+                                        "run finished" + (f": {res.stderr.strip()[-300:]}" if res.stderr.strip()
+                                                          else ""), 0, RUN_HINTS["RUN.CRASH"]))
+        diags += run_diags
+        outs = [] if sample_blocks else [_read_tensor(workdir / f"out{i}.bin", out_pads[i], spec)
+                                         for i, spec in enumerate(outputs)]
+        ok = (result["end"] == "ok" and not res.timed_out and not any(d.is_error for d in diags)
+              and all(kind == "exit" and detail == 0 for _, kind, detail in result["blocks"]))
+        estimate = _estimate(diag_lines, params, result["block_dim"]) if ok else None
+        return Run(ok=ok, outputs=outs, diagnostics=diags, block_dim=result["block_dim"],
+                   tiling_key=result["key"], wall_seconds=wall, stdout=res.stdout,
+                   time_us=estimate.time_us if estimate else None, timing="estimate",
+                   pipe_times=PipeTimes(mte2=estimate.pipes_us.get("MTE2", 0.0), v=estimate.pipes_us.get("V", 0.0),
+                                        mte3=estimate.pipes_us.get("MTE3", 0.0), s=estimate.pipes_us.get("S", 0.0))
+                   if estimate else None,
+                   bottleneck=estimate.bottleneck if estimate else None,
+                   extra={"seccomp": result["filter"], "workdir_kept": bool(os.environ.get("CANNPILOT_KEEP_RUN")),
+                          "stderr": res.stderr[-2000:], "estimate": estimate})
+    finally:
+        if os.environ.get("CANNPILOT_KEEP_RUN"):
+            pass
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
