@@ -74,11 +74,7 @@ _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _SPACE = re.compile(r"\s+")
 
 
-def code_hash(code: str) -> str:
-    """sha256 of the code with comments dropped and whitespace collapsed: equal hashes mean the
-    same kernel for deduplication."""
-    normalized = _SPACE.sub(" ", _COMMENT.sub(" ", code)).strip()
-    return hashlib.sha256(normalized.encode()).hexdigest()
+from copilot.evolution.population import code_hash  # noqa: E402  (one normalization for both)
 
 
 def _dumps(value: Any) -> str:

@@ -143,6 +143,7 @@ def test_tiers_split_30_40_30_and_skip_vetoed():
 def test_normalized_code_ignores_comments_and_white_space():
     assert code_hash("int  a; // x\n/* y */ int b;") == code_hash("int a;int b; // other comment")
     assert code_hash("int a;") != code_hash("int b;")
+    assert code_hash("int a;") != code_hash("inta;")          # white space between words matters
 
 
 async def test_duplicate_is_rejected_before_evaluation(task):

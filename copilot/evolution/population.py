@@ -19,16 +19,21 @@ from copilot.events import Candidate
 TIER_SHARES = (("top", 0.3), ("middle", 0.4), ("bottom", 0.3))
 
 
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+_SPACE = re.compile(r"\s+")
+_AROUND_PUNCT = re.compile(r" ?([^\w ]) ?")
+
+
 def normalize_code(code: str) -> str:
-    """Code with comments and all white space removed: two candidates that differ only in
-    formatting or comments are the same kernel."""
-    code = re.sub(r"/\*.*?\*/", " ", code, flags=re.S)
-    code = re.sub(r"//[^\n]*", " ", code)
-    return re.sub(r"\s+", "", code)
+    """Code without comments, with white space kept only where it separates two words: two
+    candidates that differ only in formatting or comments are the same kernel."""
+    text = _SPACE.sub(" ", _COMMENT.sub(" ", code)).strip()
+    return _AROUND_PUNCT.sub(r"\1", text)
 
 
 def code_hash(code: str) -> str:
-    return hashlib.sha256(normalize_code(code).encode()).hexdigest()[:16]
+    """sha256 of the normalized code (deduplication here and in the session store)."""
+    return hashlib.sha256(normalize_code(code).encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,577 @@
+// The sim backend's launcher, included at the end of the per-candidate translation unit that the
+// runner generates (after the candidate file). It needs two macros from the runner:
+//   CANNSIM_ENTRY   the kernel entry's name
+//   CANNSIM_NUM_IO  the task's inputs + outputs (the entry takes CANNSIM_NUM_IO + 2 GM_ADDRs)
+//
+// Usage: harness CASE_FILE. Reads the case description (chip, tensors, attrs), runs the candidate's
+// optiling::TilingFunc in a child, maps the GM buffers MAP_SHARED with guard pages, forks one child
+// per block (begin_block, entry, end_block), and writes result.txt and diag.jsonl in the cwd.
+// Candidate code never runs without the syscall filter: execve, sockets and namespace calls are
+// refused for the whole process, and fork/clone kill the tiling and block children.
+#include <cerrno>
+#include <csignal>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <new>
+#include <string>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+#include "cannsim/runtime.h"
+#include "cannsim/host.h"
+#include "tiling/platform/platform_ascendc.h"
+
+#ifndef CANNSIM_ENTRY
+#error "CANNSIM_ENTRY must name the kernel entry"
+#endif
+#ifndef CANNSIM_NUM_IO
+#error "CANNSIM_NUM_IO must give the number of inputs + outputs"
+#endif
+
+namespace cannsim_h {
+
+constexpr int kExitFatalRule = 86;   // the device runtime reported a fatal rule and stopped
+constexpr int kExitReported = 89;    // the harness's own handler reported the failure
+constexpr size_t kTilingCapacity = 64 * 1024;
+
+// ---------------------------------------------------------------- syscall filter
+#if defined(__x86_64__)
+#define CANNSIM_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define CANNSIM_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+static bool g_filter_ok = false;
+
+static bool install_filter(const std::vector<long>& kill, const std::vector<long>& eperm,
+                           const std::vector<long>& enosys) {
+#ifdef CANNSIM_AUDIT_ARCH
+    std::vector<sock_filter> f;
+    f.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CANNSIM_AUDIT_ARCH, 1, 0));
+    f.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+    f.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+    auto add = [&](const std::vector<long>& nrs, uint32_t action) {
+        for (long nr : nrs) {
+            f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 1));
+            f.push_back(BPF_STMT(BPF_RET | BPF_K, action));
+        }
+    };
+    add(kill, SECCOMP_RET_KILL_PROCESS);
+    add(eperm, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+    add(enosys, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
+    f.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+    sock_fprog prog{static_cast<unsigned short>(f.size()), f.data()};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+#else
+    (void)kill; (void)eperm; (void)enosys;
+    return false;
+#endif
+}
+
+// Whole process, before any candidate static initialiser runs.
+__attribute__((constructor(101))) static void install_base_filter() {
+    std::vector<long> kill = {SYS_execve, SYS_execveat, SYS_ptrace, SYS_process_vm_writev,
+                              SYS_process_vm_readv};
+    std::vector<long> eperm = {SYS_socket, SYS_socketpair, SYS_connect, SYS_bind, SYS_listen,
+                               SYS_accept, SYS_accept4, SYS_setsid, SYS_setpgid, SYS_unshare,
+                               SYS_setns, SYS_mount, SYS_umount2, SYS_chroot, SYS_pivot_root,
+                               SYS_keyctl, SYS_add_key, SYS_request_key, SYS_bpf,
+                               SYS_perf_event_open, SYS_io_uring_setup, SYS_init_module,
+                               SYS_finit_module, SYS_reboot, SYS_kexec_load};
+    g_filter_ok = install_filter(kill, eperm, {});
+}
+
+// Tiling and block children: no new processes or threads.
+static void forbid_fork() {
+    std::vector<long> kill = {SYS_clone};
+#ifdef SYS_fork
+    kill.push_back(SYS_fork);
+#endif
+#ifdef SYS_vfork
+    kill.push_back(SYS_vfork);
+#endif
+    std::vector<long> enosys;
+#ifdef SYS_clone3
+    enosys.push_back(SYS_clone3);
+#endif
+    install_filter(kill, {}, enosys);
+}
+
+// ---------------------------------------------------------------- case description
+struct TensorDesc {
+    bool is_output = false;
+    std::string name;
+    int ge_dtype = 0;
+    std::vector<int64_t> shape;
+    std::string path;
+    uint64_t pad = 0;     // bytes before the data in the file (puts the data end near a page end)
+    uint64_t nbytes = 0;  // data bytes
+};
+
+struct AttrDesc {
+    char kind = 'i';
+    std::vector<char> bytes;
+};
+
+struct CaseDesc {
+    cannsim::ChipConfig chip{};
+    fe::PlatFormInfos platform;
+    std::vector<TensorDesc> tensors;
+    std::vector<AttrDesc> attrs;
+    int jobs = 1;
+    bool sample_blocks = false;   // time only the first, middle and last block (estimates)
+    int block_cpu_seconds = 10;
+    uint64_t max_workspace = 1ull << 30;
+};
+
+static std::vector<char> unhex(const std::string& s) {
+    std::vector<char> out;
+    if (s == "-") return out;
+    for (size_t i = 0; i + 1 < s.size(); i += 2) out.push_back(static_cast<char>(std::stoi(s.substr(i, 2), nullptr, 16)));
+    return out;
+}
+
+static bool parse_case(const char* path, CaseDesc& c) {
+    std::ifstream in(path);
+    if (!in) return false;
+    std::string key;
+    while (in >> key) {
+        if (key == "chip") {
+            std::string name, soc, short_soc;
+            in >> name >> soc >> short_soc >> c.chip.arch >> c.chip.vector_cores >> c.platform.core_num_aic
+               >> c.chip.ub_bytes >> c.chip.max_buffers >> c.chip.max_queue_buffers >> c.platform.l1_bytes
+               >> c.platform.l0a_bytes >> c.platform.l0b_bytes >> c.platform.l0c_bytes >> c.platform.l2_bytes
+               >> c.platform.hbm_bytes;
+            std::snprintf(c.chip.name, sizeof c.chip.name, "%s", name.c_str());
+            std::snprintf(c.platform.soc_version, sizeof c.platform.soc_version, "%s", soc.c_str());
+            std::snprintf(c.platform.short_soc_version, sizeof c.platform.short_soc_version, "%s", short_soc.c_str());
+            c.platform.arch = static_cast<uint32_t>(c.chip.arch);
+            c.platform.core_num_aiv = static_cast<uint32_t>(c.chip.vector_cores);
+            c.platform.ub_bytes = c.chip.ub_bytes;
+        } else if (key == "input" || key == "output") {
+            TensorDesc t;
+            t.is_output = key == "output";
+            size_t ndim = 0;
+            in >> t.name >> t.ge_dtype >> ndim;
+            t.shape.resize(ndim);
+            for (auto& d : t.shape) in >> d;
+            in >> t.path >> t.pad >> t.nbytes;
+            c.tensors.push_back(t);
+        } else if (key == "attr") {
+            AttrDesc a;
+            std::string hex;
+            in >> a.kind >> hex;
+            a.bytes = unhex(hex);
+            c.attrs.push_back(a);
+        } else if (key == "jobs") {
+            in >> c.jobs;
+        } else if (key == "cost") {
+            std::string rest;
+            std::getline(in, rest);
+            cannsim::cost::configure(rest.c_str());
+        } else if (key == "sample_blocks") {
+            int on = 0;
+            in >> on;
+            c.sample_blocks = on != 0;
+        } else if (key == "block_cpu_seconds") {
+            in >> c.block_cpu_seconds;
+        } else if (key == "max_workspace") {
+            in >> c.max_workspace;
+        } else {
+            std::string rest;
+            std::getline(in, rest);
+        }
+    }
+    return true;
+}
+
+// ---------------------------------------------------------------- diagnostics
+static int g_diag_fd = -1;
+static int64_t g_block = -1;
+
+static void json_escape(const char* s, char* out, size_t cap) {
+    size_t o = 0;
+    for (; *s && o + 7 < cap; ++s) {
+        unsigned char ch = static_cast<unsigned char>(*s);
+        if (ch == '"' || ch == '\\') { out[o++] = '\\'; out[o++] = static_cast<char>(ch); }
+        else if (ch < 0x20) { o += std::snprintf(out + o, cap - o, "\\u%04x", ch); }
+        else out[o++] = static_cast<char>(ch);
+    }
+    out[o] = 0;
+}
+
+// Harness findings, in the runtime's JSON-lines format.
+static void report(const char* id, const char* severity, int line, const char* api, const char* fmt, ...) {
+    char msg[768], esc[1600], buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_escape(msg, esc, sizeof esc);
+    int n = std::snprintf(buf, sizeof buf,
+                          "{\"id\":\"%s\",\"severity\":\"%s\",\"api\":\"%s\",\"line\":%d,\"block\":%lld,"
+                          "\"message\":\"%s\",\"source\":\"harness\"}\n",
+                          id, severity, api, line, static_cast<long long>(g_block), esc);
+    if (g_diag_fd >= 0 && n > 0) (void)!write(g_diag_fd, buf, static_cast<size_t>(n < (int)sizeof buf ? n : (int)sizeof buf - 1));
+}
+
+// ---------------------------------------------------------------- GM buffers with guard pages
+struct GmBuffer {
+    std::string name;
+    uint8_t* region = nullptr;   // guard page, mapping, guard page
+    size_t region_len = 0;
+    uint8_t* data = nullptr;
+    uint64_t nbytes = 0;
+};
+static std::vector<GmBuffer> g_gm;
+
+static size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
+static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+// Maps `fd` (or anonymous shared memory when fd < 0) so that the data of `nbytes`, starting `pad`
+// bytes into the mapping, ends within 32 bytes of a PROT_NONE guard page.
+static bool map_gm(const std::string& name, int fd, uint64_t pad, uint64_t nbytes, GmBuffer& out) {
+    size_t ps = page_size();
+    size_t body = round_up(pad + nbytes == 0 ? 1 : pad + nbytes, ps);
+    size_t total = body + 2 * ps;
+    void* r = mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED) return false;
+    uint8_t* base = static_cast<uint8_t*>(r);
+    void* m;
+    if (fd >= 0) m = mmap(base + ps, body, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    else m = mmap(base + ps, body, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) { munmap(r, total); return false; }
+    out.name = name;
+    out.region = base;
+    out.region_len = total;
+    out.data = base + ps + pad;
+    out.nbytes = nbytes;
+    return true;
+}
+
+static const char* signal_name(int sig) {
+    switch (sig) {
+        case SIGSEGV: return "SIGSEGV";
+        case SIGBUS: return "SIGBUS";
+        case SIGFPE: return "SIGFPE";
+        case SIGILL: return "SIGILL";
+        case SIGABRT: return "SIGABRT";
+        case SIGSYS: return "SIGSYS";
+        case SIGXCPU: return "SIGXCPU";
+        case SIGKILL: return "SIGKILL";
+        case SIGXFSZ: return "SIGXFSZ";
+        case SIGTRAP: return "SIGTRAP";
+        default: return "signal";
+    }
+}
+
+static const char* g_phase = "kernel";
+
+static void crash_handler(int sig, siginfo_t* info, void*) {
+    uintptr_t addr = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
+    size_t ps = page_size();
+    if (sig == SIGSEGV || sig == SIGBUS) {
+        for (const auto& b : g_gm) {
+            uintptr_t lo = reinterpret_cast<uintptr_t>(b.region);
+            uintptr_t start = reinterpret_cast<uintptr_t>(b.data);
+            uintptr_t end = start + b.nbytes;
+            uintptr_t hi = lo + b.region_len;
+            if (addr >= lo && addr < start) {
+                report("L2.GM_BOUNDS", "error", 0, "", "%s: the %s accessed GM %zu bytes before the start of "
+                       "buffer '%s' (%llu bytes); the chip reports an out-of-range MTE/scalar address",
+                       signal_name(sig), g_phase, static_cast<size_t>(start - addr), b.name.c_str(),
+                       static_cast<unsigned long long>(b.nbytes));
+                _exit(kExitReported);
+            }
+            if (addr >= end && addr < hi) {
+                report("L2.GM_BOUNDS", "error", 0, "", "%s: the %s accessed GM %zu bytes past the end of "
+                       "buffer '%s' (%llu bytes); the chip reports an out-of-range MTE/scalar address",
+                       signal_name(sig), g_phase, static_cast<size_t>(addr - end), b.name.c_str(),
+                       static_cast<unsigned long long>(b.nbytes));
+                _exit(kExitReported);
+            }
+        }
+        if (addr < 16 * ps) {
+            report("RUN.CRASH", "error", 0, "", "%s: null pointer dereference in the %s (address 0x%llx)",
+                   signal_name(sig), g_phase, static_cast<unsigned long long>(addr));
+            _exit(kExitReported);
+        }
+        report("RUN.CRASH", "error", 0, "", "%s: invalid memory access in the %s at address 0x%llx "
+               "(outside every GM buffer and UB)", signal_name(sig), g_phase, static_cast<unsigned long long>(addr));
+        _exit(kExitReported);
+    }
+    report("RUN.CRASH", "error", 0, "", "%s in the %s", signal_name(sig), g_phase);
+    _exit(kExitReported);
+}
+
+static void out_of_memory() {
+    report("RUN.MEMORY", "error", 0, "", "the %s ran out of memory (an allocation failed under the "
+           "sandbox's address-space limit)", g_phase);
+    _exit(kExitReported);
+}
+
+static void on_terminate() {
+    report("RUN.CRASH", "error", 0, "", "the %s ended with an uncaught C++ exception (std::terminate)", g_phase);
+    _exit(kExitReported);
+}
+
+static void enter_candidate_child(const char* phase, int64_t block, int cpu_seconds) {
+    g_phase = phase;
+    g_block = block;
+    static char altstack[64 * 1024];
+    stack_t ss{};
+    ss.ss_sp = altstack;
+    ss.ss_size = sizeof altstack;
+    sigaltstack(&ss, nullptr);
+    struct sigaction sa{};
+    sa.sa_sigaction = crash_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+    for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) sigaction(s, &sa, nullptr);
+    std::set_new_handler(out_of_memory);
+    std::set_terminate(on_terminate);
+    if (cpu_seconds > 0) {
+        rlimit rl{static_cast<rlim_t>(cpu_seconds), static_cast<rlim_t>(cpu_seconds + 1)};
+        setrlimit(RLIMIT_CPU, &rl);
+    }
+    forbid_fork();
+}
+
+// ---------------------------------------------------------------- tiling (runs in a child)
+struct TilingShared {
+    int done;
+    uint32_t status;
+    uint32_t block_dim;
+    int block_dim_line;
+    uint64_t key;
+    uint64_t data_size;
+    uint64_t workspace_total;
+    uint64_t workspace_num;
+    uint8_t data[kTilingCapacity];
+};
+
+static void fill_context(const CaseDesc& c, gert::TilingContext& ctx, TilingShared* shared) {
+    for (const auto& t : c.tensors) {
+        gert::StorageShape* s;
+        gert::CompileTimeTensorDesc* d;
+        if (t.is_output) {
+            s = &ctx.out_shapes_[ctx.num_outputs_];
+            d = &ctx.out_desc_[ctx.num_outputs_];
+            ++ctx.num_outputs_;
+        } else {
+            s = &ctx.in_shapes_[ctx.num_inputs_];
+            d = &ctx.in_desc_[ctx.num_inputs_];
+            auto& tensor = ctx.in_tensor_[ctx.num_inputs_];
+            ++ctx.num_inputs_;
+            for (int64_t dim : t.shape) { tensor.shape_.MutableOriginShape().AppendDim(dim); tensor.shape_.MutableStorageShape().AppendDim(dim); }
+            tensor.dtype_ = static_cast<ge::DataType>(t.ge_dtype);
+        }
+        for (int64_t dim : t.shape) { s->MutableOriginShape().AppendDim(dim); s->MutableStorageShape().AppendDim(dim); }
+        d->SetDataType(static_cast<ge::DataType>(t.ge_dtype));
+    }
+    for (const auto& a : c.attrs) ctx.attrs_.cannsim_add(a.kind, a.bytes.data(), a.bytes.size());
+    ctx.raw_.cannsim_bind(shared->data, kTilingCapacity);
+}
+
+}  // namespace cannsim_h
+
+static int cannsim_run_tiling(gert::TilingContext* ctx) {
+    return static_cast<int>(optiling::TilingFunc(ctx));
+}
+
+#define CANNSIM_GM(i) reinterpret_cast<GM_ADDR>(args[i])
+static void cannsim_call_entry(uint8_t** args) {
+#if CANNSIM_NUM_IO == 1
+    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2));
+#elif CANNSIM_NUM_IO == 2
+    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3));
+#elif CANNSIM_NUM_IO == 3
+    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4));
+#elif CANNSIM_NUM_IO == 4
+    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5));
+#elif CANNSIM_NUM_IO == 5
+    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5),
+                  CANNSIM_GM(6));
+#elif CANNSIM_NUM_IO == 6
+    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5),
+                  CANNSIM_GM(6), CANNSIM_GM(7));
+#elif CANNSIM_NUM_IO == 7
+    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5),
+                  CANNSIM_GM(6), CANNSIM_GM(7), CANNSIM_GM(8));
+#elif CANNSIM_NUM_IO == 8
+    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5),
+                  CANNSIM_GM(6), CANNSIM_GM(7), CANNSIM_GM(8), CANNSIM_GM(9));
+#else
+#error "the sim harness supports 1 to 8 inputs + outputs"
+#endif
+}
+#undef CANNSIM_GM
+
+int main(int argc, char** argv) {
+    using namespace cannsim_h;
+    if (argc < 2) { std::fprintf(stderr, "usage: harness CASE_FILE\n"); return 2; }
+    CaseDesc c;
+    if (!parse_case(argv[1], c)) { std::fprintf(stderr, "harness: cannot read %s\n", argv[1]); return 2; }
+    g_diag_fd = open("diag.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    FILE* result = std::fopen("result.txt", "w");
+    if (g_diag_fd < 0 || !result) return 2;
+    std::setvbuf(result, nullptr, _IONBF, 0);
+    std::fprintf(result, "filter %d\n", g_filter_ok ? 1 : 0);
+
+    cannsim::configure_chip(c.chip);
+    cannsim::set_diag_fd(g_diag_fd);
+    platform_ascendc::PlatformAscendCManager::current() = &c.platform;
+
+    // GM buffers: inputs and outputs are the run directory's files.
+    std::vector<uint8_t*> args;
+    for (const auto& t : c.tensors) {
+        int fd = open(t.path.c_str(), O_RDWR | O_CLOEXEC);
+        GmBuffer b;
+        if (fd < 0 || !map_gm(t.name, fd, t.pad, t.nbytes, b)) {
+            std::fprintf(stderr, "harness: cannot map %s\n", t.path.c_str());
+            return 3;
+        }
+        close(fd);
+        if (t.is_output) std::memset(b.data, 0xFF, t.nbytes);  // poison: NaN for floats, -1 for ints
+        g_gm.push_back(b);
+        args.push_back(b.data);
+        cannsim::register_gm_buffer(b.data, t.nbytes, t.name.c_str());
+    }
+
+    // Tiling, in a child: candidate host code gets no fork either.
+    GmBuffer tiling_shm;
+    if (!map_gm("tiling-result", -1, 0, sizeof(TilingShared), tiling_shm)) return 3;
+    auto* shared = reinterpret_cast<TilingShared*>(tiling_shm.data);
+    std::memset(shared, 0, sizeof(TilingShared));
+    fflush(nullptr);
+    pid_t tp = fork();
+    if (tp == 0) {
+        enter_candidate_child("host TilingFunc", -1, c.block_cpu_seconds);
+        gert::TilingContext ctx;
+        ctx.platform_ = &c.platform;
+        fill_context(c, ctx, shared);
+        shared->status = static_cast<uint32_t>(cannsim_run_tiling(&ctx));
+        shared->block_dim = ctx.GetBlockDim();
+        shared->block_dim_line = ctx.block_dim_line_;
+        shared->key = ctx.GetTilingKey();
+        shared->data_size = ctx.GetRawTilingData()->GetDataSize();
+        uint64_t ws = 0;
+        for (size_t i = 0; i < ctx.GetWorkspaceNum(); ++i) ws += ctx.workspace_sizes_[i];
+        shared->workspace_total = ws;
+        shared->workspace_num = ctx.GetWorkspaceNum();
+        shared->done = 1;
+        fflush(nullptr);
+        _exit(0);
+    }
+    int st = 0;
+    waitpid(tp, &st, 0);
+    std::fprintf(result, "tiling_status %d %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+                 WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    if (!shared->done) {
+        if (WIFSIGNALED(st)) std::fprintf(result, "tiling_signal %d\n", WTERMSIG(st));
+        std::fprintf(result, "end tiling_failed\n");
+        return 0;
+    }
+    std::fprintf(result, "blockdim %u\nkey %llu\ntiling_bytes %llu\nworkspace %llu\n", shared->block_dim,
+                 static_cast<unsigned long long>(shared->key), static_cast<unsigned long long>(shared->data_size),
+                 static_cast<unsigned long long>(shared->workspace_total));
+    if (shared->status != ge::GRAPH_SUCCESS) {
+        report("RUN.TILING", "error", 0, "TilingFunc", "optiling::TilingFunc returned %u instead of "
+               "ge::GRAPH_SUCCESS", shared->status);
+        std::fprintf(result, "end tiling_failed\n");
+        return 0;
+    }
+    uint32_t block_dim = shared->block_dim;
+    if (block_dim == 0) {
+        report("RUN.TILING", "error", 0, "SetBlockDim", "TilingFunc never set a block dim: call "
+               "context->SetBlockDim(n) with 1 <= n <= %d (the vector cores of %s)", c.chip.vector_cores, c.chip.name);
+        std::fprintf(result, "end tiling_failed\n");
+        return 0;
+    }
+    if (static_cast<int64_t>(block_dim) > c.chip.vector_cores) {
+        report("L2.CORE_COUNT", "error", shared->block_dim_line, "SetBlockDim", "SetBlockDim(%u) exceeds the %d vector cores of %s: "
+               "the launch fails on the chip; use at most PlatformAscendC::GetCoreNumAiv() blocks",
+               block_dim, c.chip.vector_cores, c.chip.name);
+        std::fprintf(result, "end core_count\n");
+        return 0;
+    }
+    if (shared->workspace_total > c.max_workspace) {
+        report("RUN.MEMORY", "error", 0, "GetWorkspaceSizes", "the workspace asked for (%llu bytes) exceeds "
+               "the emulator's limit of %llu bytes", static_cast<unsigned long long>(shared->workspace_total),
+               static_cast<unsigned long long>(c.max_workspace));
+        std::fprintf(result, "end workspace\n");
+        return 0;
+    }
+    GmBuffer ws, tiling;
+    if (!map_gm("workspace", -1, 0, shared->workspace_total, ws) ||
+        !map_gm("tiling", -1, 0, kTilingCapacity, tiling)) return 3;
+    std::memcpy(tiling.data, shared->data, kTilingCapacity);
+    g_gm.push_back(ws);
+    g_gm.push_back(tiling);
+    cannsim::register_gm_buffer(ws.data, shared->workspace_total, "workspace");
+    cannsim::register_gm_buffer(tiling.data, kTilingCapacity, "tiling");
+    args.push_back(ws.data);
+    args.push_back(tiling.data);
+    cannsim::tiling_key_storage() = shared->key;
+
+    // Blocks, `jobs` at a time. A timed-out block stops the launch of further blocks.
+    // With sample_blocks only the first, middle and last block run: under the standard split every
+    // core gets the same work but the tail ones, so these include the slowest core.
+    std::vector<uint32_t> order;
+    for (uint32_t b = 0; b < block_dim; ++b)
+        if (!c.sample_blocks || block_dim <= 3 || b == 0 || b == block_dim / 2 || b + 1 == block_dim) order.push_back(b);
+    std::vector<pid_t> pids(block_dim, 0);
+    uint32_t next = 0, running = 0;
+    bool stop = false;
+    auto launch = [&](uint32_t i) {
+        fflush(nullptr);
+        pid_t p = fork();
+        if (p == 0) {
+            enter_candidate_child("kernel", i, c.block_cpu_seconds);
+            cannsim::begin_block(i, block_dim);
+            cannsim_call_entry(args.data());
+            cannsim::end_block();
+            fflush(nullptr);
+            _exit(0);
+        }
+        pids[i] = p;
+        ++running;
+    };
+    const uint32_t to_run = static_cast<uint32_t>(order.size());
+    while (next < to_run || running > 0) {
+        while (!stop && next < to_run && running < static_cast<uint32_t>(c.jobs > 0 ? c.jobs : 1)) launch(order[next++]);
+        if (running == 0) break;
+        int bst = 0;
+        pid_t done = waitpid(-1, &bst, 0);
+        if (done < 0) break;
+        uint32_t i = 0;
+        while (i < block_dim && pids[i] != done) ++i;
+        if (i == block_dim) continue;
+        --running;
+        if (WIFEXITED(bst)) {
+            std::fprintf(result, "block %u exit %d\n", i, WEXITSTATUS(bst));
+        } else if (WIFSIGNALED(bst)) {
+            int sig = WTERMSIG(bst);
+            std::fprintf(result, "block %u signal %d %s\n", i, sig, signal_name(sig));
+            if (sig == SIGXCPU || sig == SIGKILL) stop = true;
+        }
+    }
+    if (next < to_run) std::fprintf(result, "not_run %u\n", to_run - next);
+    std::fprintf(result, "end ok\n");
+    return 0;
+}

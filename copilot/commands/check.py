@@ -1,0 +1,88 @@
+"""`cannpilot check KERNEL --task T [--chip C] [--cases quick|all|ID,...] [--json]`.
+
+Builds the kernel with the sim backend, runs the selected cases in the sandbox, judges them against
+the oracle. Exit 0 when it compiled and every case is correct, 1 otherwise, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("check", help="build and run an AscendC kernel on the CPU emulator and judge it",
+                       description="Build KERNEL (one AscendC source file) with the sim backend, run the "
+                                   "task's cases on the CPU emulator, and report every rule breach with "
+                                   "its constraint id and source line.")
+    p.add_argument("kernel", metavar="KERNEL", help="the candidate .cpp file")
+    p.add_argument("--task", required=True, help="built-in task name, task directory or KernelBench .py")
+    p.add_argument("--chip", default="910B2", help="chip profile (see `cannpilot chips`; default 910B2)")
+    p.add_argument("--cases", default="quick", help="quick | all | perf | case ids like 1,3 (default quick)")
+    p.add_argument("--timeout", type=float, default=None, help="wall-clock seconds per case (default 60)")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from copilot.backends.sim import check_kernel
+
+    progress = (lambda msg: print(f"cannpilot check: {msg}", file=sys.stderr, flush=True))
+    report = check_kernel(args.kernel, args.task, chip=args.chip, cases=args.cases,
+                          timeout=args.timeout, progress=progress)
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        render(report)
+    return 0 if report.compiled and report.correct else 1
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "-"
+    try:
+        return f"{x:.3g}"
+    except (TypeError, ValueError):
+        return str(x)
+
+
+def render(report, console=None) -> None:
+    """The readable report: each diagnostic at its source line, then the per-case table."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    con = console or Console()
+    verdict = ("[bold green]correct[/]" if report.correct else
+               "[bold red]did not compile[/]" if not report.compiled else "[bold red]not correct[/]")
+    con.print(f"[bold]{escape(report.kernel)}[/] on task [bold]{escape(report.task)}[/], chip "
+              f"{escape(report.chip)} ({report.backend}): {verdict}")
+    lines = report.source_lines
+    for d in report.diagnostics:
+        color = {"error": "red", "warning": "yellow"}.get(d.severity, "cyan")
+        where = f"line {d.line}" if d.line else "no line"
+        con.print(f"\n[{color}]{d.severity}[/] [bold]{escape(d.id)}[/] ({where}): {escape(d.message)}")
+        if d.line and 0 < d.line <= len(lines):
+            text = lines[d.line - 1].expandtabs(4)
+            stripped = text.lstrip()
+            indent = len(text) - len(stripped)
+            gutter = f"{d.line:>5} | "
+            con.print(escape(gutter + text), highlight=False)
+            con.print(" " * (len(gutter) + indent) + f"[{color}]" + "^" * max(1, min(len(stripped), 60)) + "[/]")
+        if d.hint:
+            con.print(f"  [dim]hint: {escape(d.hint)}[/]")
+    if not report.compiled and report.raw_output and not report.diagnostics:
+        con.print(escape(report.raw_output[-3000:]))
+    if report.cases:
+        table = Table(title="cases", title_justify="left")
+        for col in ("case", "result", "MERE", "MARE", "failure", "message"):
+            table.add_column(col, overflow="fold")
+        for c in report.cases:
+            table.add_row(c.id, "[green]pass[/]" if c.passed else "[red]FAIL[/]", _fmt(c.mere), _fmt(c.mare),
+                          escape(c.failure_class or ""), escape(c.message[:160]))
+        con.print()
+        con.print(table)
+    con.print(f"[dim]build {report.build_seconds:.2f} s{' (cached)' if report.build_cached else ''}, "
+              f"emulation {report.run_seconds:.2f} s[/]")

@@ -1,0 +1,134 @@
+"""The sim backend's build: compiler errors at the candidate's line, entry checks, the cache."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("CANNPILOT_CACHE", str(Path(tempfile.gettempdir()) / f"cannpilot-test-cache-{os.getuid()}"))
+
+from copilot.backends.sim import build  # noqa: E402
+from copilot.backends.sim.build import find_entry, parse_compiler_output  # noqa: E402
+from copilot.tasks import load_task  # noqa: E402
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required")
+
+RELU = """#include "kernel_operator.h"
+#include "tiling/platform/platform_ascendc.h"
+struct T0 { uint32_t n; };
+extern "C" __global__ __aicore__ void relu_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    REGISTER_TILING_DEFAULT(T0);
+    GET_TILING_DATA(t, tiling);
+    AscendC::TPipe pipe;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024);
+    AscendC::LocalTensor<float> f = buf.Get<float>();
+    AscendC::LocalTensor<half> h = buf.Get<half>();
+    BODY
+}
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    context->GetTilingData<T0>()->n = 1;
+    context->SetBlockDim(1);
+    return ge::GRAPH_SUCCESS;
+}
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def relu():
+    return load_task("relu")
+
+
+def _candidate(tmp_path: Path, body: str) -> tuple[Path, int]:
+    text = RELU.replace("BODY", body)
+    path = tmp_path / "cand.cpp"
+    path.write_text(text)
+    return path, text.splitlines().index("    " + body.splitlines()[0].strip()) + 1
+
+
+def test_wrong_argument_types_are_an_api_signature_error_at_the_candidate_line(tmp_path, relu):
+    path, line = _candidate(tmp_path, "AscendC::Add(f, h, h, 16);")
+    b = build(path, relu, ["float32", "float32"])
+    assert not b.ok
+    assert ("L4.API_SIGNATURE", line) in {(d.id, d.line) for d in b.diagnostics}
+    assert "no matching function" in b.raw_output
+
+
+def test_an_unknown_api_is_reported_at_the_candidate_line(tmp_path, relu):
+    path, line = _candidate(tmp_path, "AscendC::NoSuchApi(f, f, 16);")
+    b = build(path, relu, ["float32", "float32"])
+    assert ("L4.API_UNKNOWN", line) in {(d.id, d.line) for d in b.diagnostics}
+
+
+def test_an_error_inside_the_emulator_headers_is_attributed_to_the_instantiating_line(tmp_path, relu):
+    # A LocalTensor of a struct type fails deep inside the header templates.
+    body = "struct P { int a; }; AscendC::LocalTensor<P> p = buf.Get<P>(); AscendC::Add(p, p, p, 4);"
+    path, line = _candidate(tmp_path, body)
+    b = build(path, relu, ["float32", "float32"])
+    assert not b.ok
+    assert all(d.line == line for d in b.diagnostics), [(d.id, d.line, d.message) for d in b.diagnostics]
+
+
+def test_plain_cpp_errors_are_cpp_compile(tmp_path, relu):
+    path, line = _candidate(tmp_path, "int z = ;")
+    b = build(path, relu, ["float32", "float32"])
+    assert [(d.id, d.line) for d in b.diagnostics][0] == ("CPP.COMPILE", line)
+
+
+def test_entry_argument_count_must_match_the_task(tmp_path, relu):
+    text = RELU.replace("BODY", "").replace("GM_ADDR y, GM_ADDR workspace", "GM_ADDR workspace")
+    path = tmp_path / "cand.cpp"
+    path.write_text(text)
+    b = build(path, relu, ["float32", "float32"])
+    assert not b.ok
+    d = b.diagnostics[0]
+    assert d.id == "L4.API_SIGNATURE" and d.line == 4
+    assert "takes 3 arguments" in d.message and "needs 4" in d.message
+
+
+def test_missing_tiling_function_is_reported(tmp_path, relu):
+    text = RELU.replace("BODY", "").replace("TilingFunc", "Tiling")
+    path = tmp_path / "cand.cpp"
+    path.write_text(text)
+    b = build(path, relu, ["float32", "float32"])
+    assert not b.ok and "TilingFunc" in b.diagnostics[0].message
+
+
+def test_second_build_comes_from_the_cache(tmp_path, relu):
+    path, _ = _candidate(tmp_path, "AscendC::Duplicate(f, 1.0f, 8);")
+    first = build(path, relu, ["float32", "float32"])
+    assert first.ok, [d.message for d in first.diagnostics]
+    second = build(path, relu, ["float32", "float32"])
+    assert second.cached and second.artifact == first.artifact
+
+
+def test_entry_scanner_ignores_comments_and_counts_arguments():
+    src = '// extern "C" __global__ __aicore__ void fake(GM_ADDR a)\n' \
+          'extern "C" __global__ __aicore__ void real_k(GM_ADDR a, GM_ADDR b /* , c */, GM_ADDR w, GM_ADDR t)\n{}'
+    e = find_entry(src)
+    assert (e.name, e.num_args, e.line) == ("real_k", 4, 2)
+
+
+def test_required_from_here_chain_maps_to_the_candidate(tmp_path):
+    cand = tmp_path / "k.cpp"
+    raw = (f"/inc/cannsim/vec_ops.h: In instantiation of 'void AscendC::Add(...) [with T = P]':\n"
+           f"/inc/cannsim/vec_ops.h:40:5:   required from 'void run(...)'\n"
+           f"{cand}:17:9:   required from here\n"
+           f"/inc/cannsim/vec_ops.h:12:20: error: no match for 'operator+'\n")
+    diags = parse_compiler_output(raw, cand, {})
+    assert [(d.id, d.line) for d in diags] == [("CPP.COMPILE", 17)]
+
+
+def test_a_candidate_given_as_text_is_built_from_the_cache_dir(relu):
+    text = RELU.replace("BODY", "AscendC::Duplicate(f, 2.0f, 8);")
+    b = build(text, relu, ["float32", "float32"])
+    assert b.ok, [d.message for d in b.diagnostics]
+    assert b.source_path.read_text() == text and b.source_path.name == "relu.cpp"
