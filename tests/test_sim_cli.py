@@ -21,14 +21,31 @@ def test_check_json_for_a_correct_kernel(cli):
     code, out, err = cli("check", str(KERNELS / "relu_tail_pad.cpp"), "--task", "relu", "--cases", "9,1", "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert set(doc) == {"compiled", "correct", "chip", "backend", "diagnostics", "cases"}
+    assert set(doc) == {"compiled", "correct", "chip", "backend", "diagnostics", "cases", "summary"}
     assert doc["compiled"] is True and doc["correct"] is True
     assert doc["chip"] == "910B2" and doc["backend"] == "sim"
     assert [c["id"] for c in doc["cases"]] == ["9", "1"]
     for c in doc["cases"]:
-        assert set(c) == {"id", "passed", "mere", "mare", "failure_class"}
-        assert c["passed"] is True
+        assert set(c) == {"id", "passed", "mere", "mare", "failure_class", "est_us", "t_hw_us",
+                          "roofline_fraction", "pipes", "hbm_us", "bottleneck", "timing"}
+        assert c["passed"] is True and c["timing"] == "estimate"
+        assert c["est_us"] >= c["t_hw_us"] > 0 and 0 < c["roofline_fraction"] <= 1
+        assert set(c["pipes"]) == {"MTE2", "MTE3", "V", "S"}
+        assert c["bottleneck"] in ("memory", "vector", "scalar", "latency")
+    s = doc["summary"]
+    assert s["timing"] == "estimate" and s["timed_cases"] == 2 and s["geomean_est_us"] > 0
     assert "running" in err   # progress goes to stderr
+
+
+def test_check_perf_times_the_largest_cases_without_judging(cli):
+    code, out, err = cli("check", str(KERNELS / "relu_tail_pad.cpp"), "--task", "relu", "--cases", "perf", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert len(doc["cases"]) == 3
+    for c in doc["cases"]:
+        assert c["passed"] is None and c["mere"] is None
+        assert c["est_us"] >= c["t_hw_us"] > 0 and c["timing"] == "estimate"
+    assert "sampled blocks" in err
 
 
 def test_check_reports_a_rule_with_its_source_line(cli, tmp_path):

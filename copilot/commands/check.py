@@ -48,6 +48,26 @@ def _fmt(x) -> str:
         return str(x)
 
 
+def _pipe_timeline(con, report) -> None:
+    """Per timed case: how busy each pipe was on the slowest core, as bars against the kernel time."""
+    timed = [c for c in report.cases if c.estimate is not None]
+    if not timed:
+        return
+    con.print("\n[bold]pipe timeline[/] (slowest core; estimate)")
+    for c in timed[-4:]:
+        e = c.estimate
+        con.print(f"  case {c.id}: {e.time_us:.2f} µs est., t_hw {e.t_hw_us:.2f} µs, bound by {e.bottleneck}")
+        rows = [(p, e.pipes_us.get(p, 0.0)) for p in ("MTE2", "V", "MTE3", "S")] + [("HBM", e.hbm_us)]
+        for pipe, busy in rows:
+            n = min(40, int(round(40 * busy / e.time_us))) if e.time_us else 0
+            note = "  (this core's traffic through its share of chip bandwidth)" if pipe == "HBM" else ""
+            con.print(f"    {pipe:<4} {'█' * n}{'·' * (40 - n)} {busy:8.2f} µs{note}")
+    s = report.summary()
+    if s["geomean_est_us"]:
+        roof = f", roofline {s['geomean_roofline_fraction']:.0%}" if s["geomean_roofline_fraction"] else ""
+        con.print(f"  geometric mean over {s['timed_cases']} timed case(s): {s['geomean_est_us']:.2f} µs est.{roof}")
+
+
 def render(report, console=None) -> None:
     """The readable report: each diagnostic at its source line, then the per-case table."""
     from rich.console import Console
@@ -76,13 +96,17 @@ def render(report, console=None) -> None:
     if not report.compiled and report.raw_output and not report.diagnostics:
         con.print(escape(report.raw_output[-3000:]))
     if report.cases:
-        table = Table(title="cases", title_justify="left")
-        for col in ("case", "result", "MERE", "MARE", "failure", "message"):
+        table = Table(title="cases (times are cost-model ESTIMATES, not measurements)", title_justify="left")
+        for col in ("case", "result", "MERE", "MARE", "est. µs", "roofline", "bound by", "failure", "message"):
             table.add_column(col, overflow="fold")
         for c in report.cases:
-            table.add_row(c.id, "[green]pass[/]" if c.passed else "[red]FAIL[/]", _fmt(c.mere), _fmt(c.mare),
-                          escape(c.failure_class or ""), escape(c.message[:160]))
+            e = c.estimate
+            result = "[cyan]timed[/]" if c.passed is None else "[green]pass[/]" if c.passed else "[red]FAIL[/]"
+            table.add_row(c.id, result, _fmt(c.mere), _fmt(c.mare), _fmt(e.time_us) if e else "-",
+                          f"{e.roofline_fraction:.0%}" if e and e.roofline_fraction else "-",
+                          e.bottleneck if e else "-", escape(c.failure_class or ""), escape(c.message[:120]))
         con.print()
         con.print(table)
+        _pipe_timeline(con, report)
     con.print(f"[dim]build {report.build_seconds:.2f} s{' (cached)' if report.build_cached else ''}, "
               f"emulation {report.run_seconds:.2f} s[/]")

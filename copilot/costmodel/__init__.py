@@ -92,10 +92,11 @@ class Estimate:
     roofline_fraction: float | None = None
     block_dim: int = 0
     unmodelled: int = 0                    # instructions without a cost: the estimate is incomplete
+    hbm_us: float = 0.0                    # the slowest core's traffic through its share of HBM
     timing: str = "estimate"
 
     def to_json(self) -> dict:
-        return {"est_us": self.time_us, "pipes": self.pipes_us, "bottleneck": self.bottleneck,
+        return {"est_us": self.time_us, "pipes": self.pipes_us, "hbm_us": self.hbm_us, "bottleneck": self.bottleneck,
                 "t_hw_us": self.t_hw_us, "roofline_fraction": self.roofline_fraction,
                 "block_dim": self.block_dim, "timing": self.timing}
 
@@ -135,8 +136,9 @@ def combine(blocks: list[dict], params: CostParams, block_dim: int) -> Estimate:
     time_us = worst["us"] + params.launch_us
     pipes = {k: float(v) for k, v in worst["pipes_us"].items()}
     unmodelled = sum(int(b.get("unmodelled", 0)) for b in blocks)
-    return Estimate(time_us, pipes, classify(pipes, time_us, params.launch_us, float(worst.get("hbm_us", 0.0))),
-                    block_dim=block_dim, unmodelled=unmodelled)
+    hbm_us = float(worst.get("hbm_us", 0.0))
+    return Estimate(time_us, pipes, classify(pipes, time_us, params.launch_us, hbm_us),
+                    block_dim=block_dim, unmodelled=unmodelled, hbm_us=hbm_us)
 
 
 def roofline_us(bytes_moved: float, vector_bytes: float, params: CostParams, vector_cores: int) -> float:

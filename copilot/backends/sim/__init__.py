@@ -35,17 +35,30 @@ def run(build: Build, task, case, inputs, **kw) -> Run:
 @dataclass
 class CaseResult:
     id: str
-    passed: bool
+    passed: bool | None               # None: a performance case, timed but not judged
     mere: float | None
     mare: float | None
     failure_class: str | None
     message: str
     block_dim: int = 0
     wall_seconds: float = 0.0
+    estimate: object | None = None    # copilot.costmodel.Estimate: the kernel time ESTIMATE
 
     def to_json(self) -> dict:
-        return {"id": self.id, "passed": self.passed, "mere": _finite(self.mere), "mare": _finite(self.mare),
-                "failure_class": self.failure_class, "message": self.message}
+        d = {"id": self.id, "passed": self.passed, "mere": _finite(self.mere), "mare": _finite(self.mare),
+             "failure_class": self.failure_class}
+        d.update(_estimate_json(self.estimate))
+        return d
+
+
+def _estimate_json(est) -> dict:
+    if est is None:
+        return {"est_us": None, "t_hw_us": None, "roofline_fraction": None, "pipes": None, "bottleneck": None,
+                "timing": "estimate"}
+    return {"est_us": est.time_us, "t_hw_us": est.t_hw_us, "roofline_fraction": est.roofline_fraction,
+            "pipes": {"MTE2": est.pipes_us.get("MTE2", 0.0), "MTE3": est.pipes_us.get("MTE3", 0.0),
+                      "V": est.pipes_us.get("V", 0.0), "S": est.pipes_us.get("S", 0.0)},
+            "hbm_us": est.hbm_us, "bottleneck": est.bottleneck, "timing": "estimate"}
 
 
 @dataclass
@@ -69,9 +82,19 @@ class CheckReport:
             "compiled": self.compiled, "correct": self.correct, "chip": self.chip, "backend": self.backend,
             "diagnostics": [{"id": d.id, "severity": d.severity, "message": d.message, "line": d.line,
                              "hint": d.hint} for d in self.diagnostics],
-            "cases": [{"id": c.id, "passed": c.passed, "mere": _finite(c.mere), "mare": _finite(c.mare),
-                       "failure_class": c.failure_class} for c in self.cases],
+            "cases": [c.to_json() for c in self.cases],
+            "summary": self.summary(),
         }
+
+    def summary(self) -> dict:
+        """Geometric means of the estimates over the timed cases (timing is always an estimate)."""
+        import math
+
+        timed = [c.estimate for c in self.cases if c.estimate is not None]
+        geo = (lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None)
+        return {"timed_cases": len(timed), "timing": "estimate",
+                "geomean_est_us": geo([e.time_us for e in timed]),
+                "geomean_roofline_fraction": geo([e.roofline_fraction for e in timed if e.roofline_fraction])}
 
 
 def _finite(x):
@@ -93,15 +116,6 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def _judge(task, ref, actuals, dtypes):
-    from copilot.oracle.precision import judge_allclose, judge_outputs
-    if getattr(task, "precision_mode", "standard") == "allclose":
-        verdicts = [judge_allclose(a, b, d) for a, b, d in zip(actuals, ref.bench, dtypes)]
-        failed = next((v for v in verdicts if not v.passed), None)
-        return failed or verdicts[0]
-    return judge_outputs(actuals, ref.oracle, ref.bench, dtypes)
-
-
 def check_kernel(kernel_path, task, chip: str = DEFAULT_CHIP, cases: str = "quick", *, seed: int = 0,
                  timeout: float | None = None, progress: Callable[[str], None] | None = None) -> CheckReport:
     """Build the kernel, run the selected cases, judge each against the oracle.
@@ -119,6 +133,7 @@ def check_kernel(kernel_path, task, chip: str = DEFAULT_CHIP, cases: str = "quic
     if not hasattr(task, "cases"):
         task = load_task(task)
     selected = select_cases(task, cases)
+    perf_only = cases == "perf"
     say = progress or (lambda _msg: None)
     source_lines = path.read_text(errors="replace").splitlines()
     limits = default_limits()
@@ -129,8 +144,10 @@ def check_kernel(kernel_path, task, chip: str = DEFAULT_CHIP, cases: str = "quic
                          cases=[], kernel=str(path), task=task.name, source_lines=source_lines)
     diags: list[Diagnostic] = []
     builds: dict[tuple, Build] = {}
-    from copilot.oracle import CaseTooLarge
+    from copilot.oracle import CaseTooLarge, judge_case
 
+    if perf_only:
+        return _check_perf(path, task, selected, profile, report, builds, say)
     for case in selected:
         inputs = make_inputs(task, case, seed)
         try:
@@ -159,7 +176,7 @@ def check_kernel(kernel_path, task, chip: str = DEFAULT_CHIP, cases: str = "quic
         r = run(b, task, case, inputs, outputs=ref.outputs, chip=profile, limits=limits)
         report.run_seconds += r.wall_seconds
         diags += r.diagnostics
-        verdict = _judge(task, ref, r.outputs, out_dtypes)
+        verdict = judge_case(task, ref, r.outputs)
         errors = [d for d in r.diagnostics if d.is_error]
         passed = bool(verdict.passed) and not errors
         message = verdict.message
@@ -168,12 +185,46 @@ def check_kernel(kernel_path, task, chip: str = DEFAULT_CHIP, cases: str = "quic
             ids = ", ".join(dict.fromkeys(d.id for d in errors))
             message = f"rule/run errors ({ids}); values: {verdict.message}"
             failure = failure or "rule_error"
+        est = r.extra.get("estimate") if passed else None
+        if est is not None:
+            from copilot.costmodel import cost_params, roofline_us, with_roofline
+            from copilot.costmodel.estimate import bytes_moved
+
+            est = with_roofline(est, roofline_us(bytes_moved(case, ref.outputs), 0.0, cost_params(profile.name),
+                                                 profile.vector_cores))
         report.cases.append(CaseResult(case.id, passed, verdict.mere, verdict.mare, failure, message,
-                                       r.block_dim, r.wall_seconds))
+                                       r.block_dim, r.wall_seconds, est))
         say(f"case {case.id}: {'pass' if passed else 'FAIL'} ({r.wall_seconds:.2f} s)")
     report.diagnostics = _dedupe(diags)
     report.correct = (report.compiled and bool(report.cases) and all(c.passed for c in report.cases)
                       and not any(d.is_error for d in report.diagnostics))
+    return report
+
+
+def _check_perf(path, task, selected, profile, report, builds, say) -> "CheckReport":
+    """`--cases perf`: time the performance cases (sampled blocks, no oracle); nothing is judged."""
+    from copilot.costmodel.estimate import estimate_case, output_shapes
+
+    for case in selected:
+        outs = output_shapes(task, case)
+        key = tuple(case.dtypes) + tuple(o.dtype for o in outs)
+        b = builds.get(key)
+        if b is None:
+            say(f"building {path.name} for {'/'.join(dict.fromkeys(key))} on {profile.name}")
+            b = builds[key] = build(path, task, list(key), profile)
+            report.build_seconds += b.seconds
+            report.build_cached = report.build_cached and b.cached
+            report.diagnostics += b.diagnostics
+            report.raw_output = b.raw_output or report.raw_output
+        if not b.ok:
+            report.compiled = report.correct = False
+            return report
+        say(f"estimating {case.label()} (sampled blocks)")
+        est = estimate_case(b, task, case, profile.name)
+        message = "timed, not judged" if est else "no estimate: the run failed or used an API the cost model cannot time"
+        report.cases.append(CaseResult(case.id, None, None, None, None, message, estimate=est))
+    report.diagnostics = _dedupe(report.diagnostics)
+    report.correct = report.compiled and all(c.estimate is not None for c in report.cases)
     return report
 
 
