@@ -31,8 +31,14 @@ def run(args: argparse.Namespace) -> int:
         if not args.chip:
             raise BadInput("`chips show` needs a chip name, e.g. `cannpilot chips show 910B2`")
         chip = load_chip(args.chip)
+        from copilot.costmodel import cost_params
+
+        params = cost_params(chip.name)
+        cost = {k: {"value": v, "source": params.sources.get(k, ""),
+                    "provisional": params.sources.get(k, "").startswith("provisional")}
+                for k, v in vars(params).items() if k != "sources"}
         if args.json:
-            json.dump(chip.to_json(), sys.stdout, indent=2)
+            json.dump({**chip.to_json(), "cost": cost}, sys.stdout, indent=2)
             sys.stdout.write("\n")
             return 0
         con = Console()
@@ -45,7 +51,12 @@ def run(args: argparse.Namespace) -> int:
                 style = "yellow" if entry["provisional"] else ""
                 table.add_row(key, str(entry["value"]), f"[{style}]{escape(entry['source'])}[/]" if style
                               else escape(entry["source"]))
+        for key, entry in cost.items():
+            style = "yellow" if entry["provisional"] else ""
+            table.add_row(f"cost.{key}", str(entry["value"]), f"[{style}]{escape(entry['source'])}[/]" if style
+                          else escape(entry["source"]))
         con.print(table)
+        con.print("[dim]cost.* feed the sim backend's time ESTIMATES (docs/cost-model.md)[/]")
         return 0
     chips = [load_chip(n) for n in list_chips()]
     if args.json:
