@@ -197,3 +197,45 @@ async def test_api_key_never_reaches_events_or_the_store(task, tmp_path, monkeyp
     store.close()
     for f in tmp_path.glob("s.db*"):
         assert key.encode() not in f.read_bytes(), f.name
+
+
+class TimedEvaluator(CodeEvaluator):
+    """Passes everything; the time is the number after TIME in the code, so ranks are known."""
+
+    async def evaluate(self, task, c):
+        import re
+
+        m = re.search(r"TIME (\d+)", c.code)
+        return Evaluation("passed", time_us=float(m.group(1)) if m else 50.0, roofline_fraction=0.4)
+
+
+async def test_three_scripted_rounds_send_tiers_inspirations_and_sibling_directions(task):
+    times = iter([30, 20, 10, 40, 25, 15, 35, 45, 12, 22, 28, 38])
+
+    def reply(prompt):
+        t = next(times)
+        return Reply(GOOD.replace("// GOOD %s", f"constexpr int kTile = {t}; // TIME {t}"))
+
+    llm = ScriptedLLM([reply] * 12)
+    strategies = [Strategy(f"L3.s{i}", f"strategy {i}", f"direction {i}") for i in range(1, 5)]
+    e = EvolutionEngine(task, _WithBaseline(agent(llm)), TimedEvaluator(), Sink(), None,
+                        EvolutionSettings(rounds=3, variants=4, stagnation_rounds=9), session="t",
+                        strategies=strategies)
+    res = await e.run()
+    assert res.status == "finished" and len(res.rounds) == 3
+    by_round = {r: [p for p in llm.prompts if p.round == r] for r in (1, 2, 3)}
+    assert all(len(v) == 4 for v in by_round.values())
+    # round 1: distinct directions, each told the other three
+    dirs = [next(f"direction {i}" for i in range(1, 5) if f"## Your direction: L3.s{i}" in p.text) for p in by_round[1]]
+    assert len(set(dirs)) == 4
+    for p in by_round[1]:
+        siblings = p.text.split("## Siblings")[1].split("##")[0]
+        assert sum(f"L3.s{i}" in siblings for i in range(1, 5)) == 3
+    # later rounds: parents come from the tiers, and inspirations carry code and figures
+    for r in (2, 3):
+        tiers = {t for p in by_round[r] for t in ("top tier", "middle tier", "bottom tier") if t in p.text}
+        assert "top tier" in tiers and len(tiers) >= 2
+        for p in by_round[r]:
+            assert "## Inspirations" in p.text and "(top tier" in p.text and "us (estimate)" in p.text
+            assert "TIME" in p.text.split("## Inspirations")[1]
+    assert res.best.time_us == 10.0
