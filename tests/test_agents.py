@@ -239,3 +239,49 @@ async def test_three_scripted_rounds_send_tiers_inspirations_and_sibling_directi
             assert "## Inspirations" in p.text and "(top tier" in p.text and "us (estimate)" in p.text
             assert "TIME" in p.text.split("## Inspirations")[1]
     assert res.best.time_us == 10.0
+
+
+TASK_FILES = {
+    "proto.yaml": """operator:
+  name: ScaledSoftsign
+  category: elementwise
+  formula: y = scale * x / (1 + |x|)
+  attrs: [{name: scale, type: float, default: 1.0, required: false}]
+  inputs: [{name: x, dtype: [float16, bfloat16, float32]}]
+  outputs: [{name: y, dtype: [float16, bfloat16, float32]}]""",
+    "golden.py": """import torch
+
+def scaled_softsign(x, scale=1.0):
+    return (scale * x / (1 + x.abs())).to(x.dtype)""",
+    "cases.yaml": "cases:\n" + "".join(
+        f"- {{case_id: {i}, input_shape: [[{n}]], dtype: [{d}], attrs: {{scale: 2.0}}, value_range: [-3, 3]}}\n"
+        for i, (n, d) in enumerate([(1024, "float16"), (1009, "float32"), (4096, "bfloat16"), (65536, "float16"),
+                                     (3000, "float32"), (77, "bfloat16"), (2048, "float16"), (128, "float32")], 1)),
+    "desc.md": "Softsign scaled by an attribute.",
+}
+
+
+def _files_reply(names):
+    return "Here is the task.\n\n" + "\n\n".join(f"{n}\n```\n{TASK_FILES[n]}\n```" for n in names)
+
+
+async def test_task_is_drafted_from_a_description_and_repaired_once(tmp_path):
+    from copilot.agents.taskwriter import draft_task
+
+    llm = ScriptedLLM([_files_reply(["proto.yaml", "golden.py", "desc.md"]), _files_reply(list(TASK_FILES))])
+    draft = await draft_task(llm, "softsign of x, times a scale attribute", tmp_path / "softsign")
+    assert draft.attempts == 2 and "missing cases.yaml" in draft.notes[0]
+    assert "missing cases.yaml" in llm.prompts[1].text
+    task = load_task(draft.path)
+    assert task.op_name == "ScaledSoftsign" and len(task.cases) == 8 and task.attrs[0].name == "scale"
+
+
+async def test_a_draft_that_never_validates_is_bad_input(tmp_path):
+    from copilot.agents.taskwriter import draft_task
+    from copilot.errors import BadInput
+
+    broken = _files_reply(list(TASK_FILES)).replace("def scaled_softsign", "def other_name")
+    llm = ScriptedLLM([broken] * 3)
+    with pytest.raises(BadInput, match="no golden function"):
+        await draft_task(llm, "softsign", tmp_path / "softsign", repairs=2)
+    assert not (tmp_path / "softsign").exists() and len(llm.prompts) == 3

@@ -11,8 +11,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tasks", help="list built-in tasks or show one task",
                        description="List the built-in operator tasks, or show one task "
                                    "(a built-in name, a task directory or a KernelBench .py file).")
-    p.add_argument("action", nargs="?", choices=("ls", "show"), default="ls")
-    p.add_argument("task", nargs="?", help="task for `show`")
+    p.add_argument("action", nargs="?", choices=("ls", "show", "new"), default="ls")
+    p.add_argument("task", nargs="?", help="task for `show`; the new task's directory for `new`")
+    p.add_argument("--describe", help="`new`: the operator in words; an LLM drafts its golden and cases")
+    p.add_argument("--agent", help="`new`: the model (name or alias in settings.yaml) that drafts the task")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(handler=run)
 
@@ -42,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
             return 0
         _print_table(tasks)
         return 0
+    if args.action == "new":
+        return _new(args)
     if not args.task:
         raise BadInput("`tasks show` needs a task: a built-in name, a task directory or a .py file")
     task = load_task(args.task)
@@ -53,6 +57,43 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     _print_detail(task)
+    return 0
+
+
+def _new(args) -> int:
+    """Draft a task from a description with an LLM, show it, and keep it only if confirmed."""
+    import asyncio
+    import shutil
+    from pathlib import Path
+
+    from copilot.agents.taskwriter import draft_task
+    from copilot.config import load_settings
+    from copilot.errors import BadInput
+    from copilot.llm import open_client
+    from copilot.tasks import load_task
+
+    if not args.task or not args.describe:
+        raise BadInput("`tasks new DIR --describe TEXT --agent MODEL`: a directory for the task and "
+                       "its description are needed")
+    model = load_settings().resolve_model(args.agent)
+    if model is None:
+        raise BadInput("`tasks new` needs an LLM: pass --agent MODEL (a model of settings.yaml)")
+    draft = asyncio.run(draft_task(open_client(model), args.describe, Path(args.task)))
+    task = load_task(draft.path)
+    if args.json:
+        json.dump({**_detail(task), "attempts": draft.attempts}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    _print_detail(task)
+    if sys.stdin.isatty():
+        from prompt_toolkit.shortcuts import confirm
+
+        if not confirm(f"Keep this task in {draft.path}? "):
+            shutil.rmtree(draft.path)
+            print("discarded", file=sys.stderr)
+            return 1
+    print(f"drafted in {draft.path} after {draft.attempts} attempt(s); review it, then "
+          f"`cannpilot run --task {draft.path}`", file=sys.stderr)
     return 0
 
 
