@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from copilot.agents.llm import AgencySchedule, LLMAgent
-from copilot.evolution import Evaluation, EvolutionEngine, EvolutionSettings, Proposal, ProposalRequest, Strategy
+from copilot.evolution import (Evaluation, EvolutionEngine, EvolutionSettings, Proposal, ProposalRequest,
+                               RoundDecision, Strategy)
 from copilot.events import Candidate
 from copilot.llm import AuthenticationFailed, Budget, RateLimited
 from copilot.tasks import load_task
 from tests.fakes.fake_llm import Reply, ScriptedLLM
+from tests.test_evolution import ScriptedPolicy
 
 GOOD = '''```cpp
 #include "kernel_operator.h"
@@ -285,3 +287,26 @@ async def test_a_draft_that_never_validates_is_bad_input(tmp_path):
     with pytest.raises(BadInput, match="no golden function"):
         await draft_task(llm, "softsign", tmp_path / "softsign", repairs=2)
     assert not (tmp_path / "softsign").exists() and len(llm.prompts) == 3
+
+
+async def test_resumed_llm_session_keeps_counting_its_budget(task, tmp_path):
+    from copilot.evolution.session import SessionConfig, new_engine, resume_engine
+    from sessions import SessionStore
+
+    store = SessionStore(tmp_path / "s.db")
+    llm = ScriptedLLM([Reply(GOOD % i, prompt_tokens=600, completion_tokens=400) for i in range(1, 5)],
+                      sink=store, session="budgeted")
+    cfg = SessionConfig(task=task, agent="scripted", rounds=2, variants=2, name="budgeted")
+    e = new_engine(cfg, [store], ScriptedPolicy(RoundDecision(action="stop")), agent=_WithBaseline(agent(llm)),
+                   evaluator=CodeEvaluator())
+    await e.run()                                              # round 1: 2 calls, 2,000 tokens
+    assert store.load_session("budgeted").budget.tokens == 2000
+    llm2 = ScriptedLLM([Reply(GOOD % 9)], budget=Budget(max_tokens=1500), sink=store, session="budgeted")
+    a2 = _WithBaseline(agent(llm2))
+    a2.client = llm2
+    e2, _ = resume_engine(store, "budgeted", [store], ScriptedPolicy(), rounds=3, agent=a2, evaluator=CodeEvaluator())
+    assert llm2.usage.snapshot()["total"]["tokens"] == 2000
+    res = await e2.run()
+    assert res.status == "budget_exhausted" and len(llm2.prompts) == 0   # the cap was already spent
+    store.close()
+

@@ -108,6 +108,19 @@ def result_json(engine: EvolutionEngine, result: EvolutionResult, cfg: SessionCo
     }
 
 
+def _continue_spending(agent, spent) -> None:
+    """An LLM agent's accounting counts on from what the stored session already spent, so the
+    budget caps hold across a resume."""
+    usage = getattr(getattr(agent, "client", None), "usage", None)
+    if usage is None:
+        return
+    from copilot.llm.accounting import SNAPSHOT_VERSION
+
+    usage.restore({"version": SNAPSHOT_VERSION,
+                   "total": {"calls": spent.llm_calls, "failed": 0, "prompt_tokens": spent.prompt_tokens,
+                             "completion_tokens": spent.completion_tokens, "cost_usd": spent.cost_usd}})
+
+
 def resume_engine(store, name: str, sinks: list[EventSink], policy: DecisionPolicy | None = None,
                   rounds: int | None = None, agent=None, evaluator=None) -> tuple[EvolutionEngine, SessionConfig]:
     """An engine continuing stored session `name`; `rounds` extends it to that many rounds."""
@@ -131,7 +144,8 @@ def resume_engine(store, name: str, sinks: list[EventSink], policy: DecisionPoli
     if state.status in ("finished", "stopped", "budget_exhausted"):
         state.decision_pending = None
     evaluator = evaluator or make_evaluator(cfg)
-    engine = EvolutionEngine.restore(state, task, agent or make_agent(cfg, sink, evaluator), evaluator,
-                                     sink, policy, settings)
+    agent = agent or make_agent(cfg, sink, evaluator)
+    _continue_spending(agent, state.budget)
+    engine = EvolutionEngine.restore(state, task, agent, evaluator, sink, policy, settings)
     store.mark_resumed(name)
     return engine, cfg
