@@ -126,7 +126,6 @@ def run_sandboxed(argv: list[str], workdir: Path, limits: Limits) -> SandboxResu
                    "--clear-groups", "--"]
         uid = SANDBOX_UID
     nproc = limits.processes + (_count_processes(uid) if caps["nproc_limit_effective"] else 0)
-    preexec = None
     prlimit = shutil.which("prlimit")
     if prlimit:
         # Limits through prlimit(1), so no Python code runs between fork and exec (thread-safe).

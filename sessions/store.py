@@ -21,10 +21,8 @@ Opening never rewrites a file it does not understand: a file that is not SQLite,
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import sqlite3
 import threading
 import time
@@ -70,8 +68,6 @@ def default_store_path() -> Path:
     return data_dir() / "sessions.sqlite"
 
 
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-_SPACE = re.compile(r"\s+")
 
 
 from copilot.evolution.population import code_hash  # noqa: E402  (one normalization for both)

@@ -7,7 +7,6 @@ over a task's cases and judges the outputs against the oracle.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
