@@ -100,6 +100,20 @@ class BudgetSettings(BaseModel):
         return Budget(max_tokens=self.max_tokens, max_usd=self.max_usd)
 
 
+class AgencySettings(BaseModel):
+    """Stage-adaptive agency of the LLM agents: a tool-using agent (or one pass) for generation 1,
+    single-pass edits or a bounded fix loop afterwards, and the bounds of each."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    generation1: Literal["tool_agent", "single_pass"] = "tool_agent"
+    later: Literal["single_pass", "fix_loop"] = "single_pass"
+    max_tool_turns: int = Field(default=8, ge=1)
+    max_tool_tokens: int = Field(default=60_000, ge=1000)
+    build_repairs: int = Field(default=3, ge=0)
+    precision_repairs: int = Field(default=2, ge=0)
+
+
 class Settings(BaseModel):
     """What a user can set once instead of passing flags every time."""
 
@@ -108,6 +122,7 @@ class Settings(BaseModel):
     model: str | None = None                     # a model name or alias; None: the offline agent
     models: list[ModelConfig] = Field(default_factory=list)
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    agency: AgencySettings = Field(default_factory=AgencySettings)
     chip: str = "910B2"
     backend: Literal["sim", "npu", "auto"] = "sim"
     rounds: int = Field(default=3, ge=1)

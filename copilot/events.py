@@ -33,6 +33,7 @@ class Candidate:
     time_us: float | None = None     # fitness: geometric mean over the performance cases
     timing: Timing = "estimate"
     roofline_fraction: float | None = None
+    bottleneck: str | None = None    # what bounds it on its slowest performance case
     pinned: bool = False
     vetoed: bool = False
 

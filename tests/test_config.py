@@ -176,3 +176,17 @@ def test_offline_in_the_file_means_no_model():
     write(config.settings_path(), "model: offline\n")
     assert load_settings().resolve_model() is None
     assert Settings(model="qwen").resolve_model("offline") is None
+
+
+def test_agency_schedule_is_a_setting(tmp_path):
+    from copilot.agents.llm import AgencySchedule
+    from copilot.config import load_settings
+
+    path = tmp_path / "settings.yaml"
+    path.write_text("agency:\n  generation1: single_pass\n  later: fix_loop\n  build_repairs: 1\n")
+    s = load_settings(path, env={})
+    sched = AgencySchedule(**s.agency.model_dump())
+    assert (sched.generation1, sched.later, sched.build_repairs, sched.precision_repairs) == ("single_pass", "fix_loop", 1, 2)
+    path.write_text("agency:\n  later: sometimes\n")
+    with pytest.raises(BadInput, match="later"):
+        load_settings(path, env={})

@@ -1,6 +1,8 @@
 """The offline agent: no network, no LLM. Generation 1 is the lowering agent's kernel with the
 default knobs; later generations are knob edits, chosen per strategy (the L3 card the variant was
-given) and per tier (small steps for parents in the top tier, larger jumps for the bottom tier).
+given), per tier (small steps for parents in the top tier, larger jumps for the bottom tier) and
+per the parent's bottleneck in the cost model (memory-bound: larger tiles, double buffering, more
+cores; latency-bound: fewer cores; vector-bound: fewer, larger instructions).
 """
 
 from __future__ import annotations
@@ -26,6 +28,15 @@ STRATEGY_KNOBS: dict[str, tuple[str, ...]] = {
     "L3.upcast-fp32": ("tile_elems", "ub_reserve_bytes"),
     "L3.gm-512b-alignment": ("tile_elems",),
     "L3.broadcast-strategies": ("tile_elems", "block_dim_policy"),
+}
+
+
+# For each bottleneck, the knob moves that address it first: (knob, direction in its value list).
+BOTTLENECK_MOVES: dict[str, tuple[tuple[str, int], ...]] = {
+    "memory": (("tile_elems", +1), ("buffer_num", +1), ("block_dim_policy", -1), ("ub_reserve_bytes", -1)),
+    "latency": (("min_work_elems", +1), ("block_dim_policy", +1), ("tile_elems", +1)),
+    "vector": (("tile_elems", +1), ("rows_per_tile", +1), ("split_d_elems", -1)),
+    "scalar": (("rows_per_tile", +1), ("tile_elems", +1)),
 }
 
 
@@ -56,7 +67,10 @@ class OfflineAgent:
         step = 1 if req.parent_tier in ("top", "pinned", "baseline") else 2 if req.parent_tier == "middle" else 3
         tried = self._seen(req.task.name)
         last_error = ""
-        for knobs, note in self._moves(parent_knobs, space, req.strategy.id, step):
+        bottleneck = req.parent.bottleneck if req.parent else None
+        guided = self._bottleneck_moves(parent_knobs, space, bottleneck) if req.parent_tier in ("top", "pinned",
+                                                                                                 "baseline") else []
+        for knobs, note in [*guided, *self._moves(parent_knobs, space, req.strategy.id, step)]:
             k = _key(knobs)
             if k in tried:
                 continue
@@ -96,6 +110,23 @@ class OfflineAgent:
             for name in self.rng.sample(list(space), 2):
                 new[name] = self.rng.choice(space[name])
             yield new, "combined move " + ", ".join(f"{n}={new[n]}" for n in space if new[n] != parent.get(n))
+
+    @staticmethod
+    def _bottleneck_moves(parent: dict, space: dict[str, list], bottleneck: str | None):
+        """One-step moves that address what bounds the parent, most direct first."""
+        out = []
+        for name, direction in BOTTLENECK_MOVES.get(bottleneck or "", ()):
+            values = space.get(name)
+            if not values:
+                continue
+            cur = parent.get(name, values[0])
+            i = values.index(cur) if cur in values else 0
+            if name == "tile_elems" and cur == 0 and direction > 0:
+                continue                    # 0 already means "as large as the UB allows"
+            j = i + direction
+            if 0 <= j < len(values):
+                out.append(({**parent, name: values[j]}, f"{name} {cur} -> {values[j]} (parent is {bottleneck}-bound)"))
+        return out
 
     def _seen(self, task: str) -> set[tuple]:
         return self.tried.setdefault(task, set())

@@ -395,6 +395,9 @@ class EvolutionEngine:
     def _record(self, c: Candidate, ev: Evaluation) -> None:
         c.status = ev.status  # type: ignore[assignment]
         c.time_us, c.timing, c.roofline_fraction = ev.time_us, ev.timing, ev.roofline_fraction  # type: ignore[assignment]
+        perf = [x for x in ev.cases if x.get("role") == "performance" and x.get("est_us")]
+        if perf:
+            c.bottleneck = max(perf, key=lambda x: x["est_us"]).get("bottleneck")
         self.sink.emit(CandidateBuilt(self.session, candidate_id=c.id, ok=ev.build_ok,
                                       diagnostics=ev.diagnostics if not ev.build_ok else [],
                                       seconds=ev.build_seconds))

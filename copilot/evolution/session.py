@@ -41,7 +41,7 @@ def make_agent(cfg: SessionConfig, sink: EventSink | None = None, evaluator=None
         from copilot.agents.offline import OfflineAgent
 
         return OfflineAgent(seed=cfg.seed)
-    from copilot.agents.llm import LLMAgent
+    from copilot.agents.llm import AgencySchedule, LLMAgent
     from copilot.config import load_settings
     from copilot.llm import open_client
 
@@ -50,7 +50,8 @@ def make_agent(cfg: SessionConfig, sink: EventSink | None = None, evaluator=None
     if model is None:
         raise BadInput(f"--agent {cfg.agent}: not a model name or alias in the settings")
     client = open_client(model, session=cfg.session_name(), sink=sink, budget=settings.budget_caps())
-    return LLMAgent(client, evaluator or make_evaluator(cfg), sink=sink, session=cfg.session_name())
+    return LLMAgent(client, evaluator or make_evaluator(cfg), sink=sink, session=cfg.session_name(),
+                    schedule=AgencySchedule(**settings.agency.model_dump()))
 
 
 def make_evaluator(cfg: SessionConfig):
