@@ -122,23 +122,29 @@ def _continue_spending(agent, spent) -> None:
                              "completion_tokens": spent.completion_tokens, "cost_usd": spent.cost_usd}})
 
 
-def resume_engine(store, name: str, sinks: list[EventSink], policy: DecisionPolicy | None = None,
-                  rounds: int | None = None, agent=None, evaluator=None) -> tuple[EvolutionEngine, SessionConfig]:
-    """An engine continuing stored session `name`; `rounds` extends it to that many rounds."""
+def resume_config(state, rounds: int | None = None) -> SessionConfig:
+    """The configuration of stored session `state`; `rounds` extends it to that many rounds."""
     from copilot.errors import BadInput
-    from copilot.evolution.engine import EvolutionEngine
     from copilot.tasks import load_task
 
-    state = store.load_session(name)
     st = state.settings or {}
     total = rounds or int(st.get("rounds", 3))
     if state.status in ("finished", "stopped", "budget_exhausted") and total <= state.last_completed_round:
-        raise BadInput(f"session '{name}' already {state.status} after round {state.last_completed_round}; "
+        raise BadInput(f"session '{state.name}' already {state.status} after round {state.last_completed_round}; "
                        f"pass --rounds N (N > {state.last_completed_round}) to extend it")
-    task = load_task(state.task_path or state.task)
-    cfg = SessionConfig(task=task, agent=state.agent or "offline", chip=state.chip or "910B2",
-                        backend=state.backend or "sim", rounds=total, variants=int(st.get("variants", 4)),
-                        name=name, seed=int(st.get("seed", 0)), target_speedup=st.get("target_speedup"))
+    return SessionConfig(task=load_task(state.task_path or state.task), agent=state.agent or "offline",
+                         chip=state.chip or "910B2", backend=state.backend or "sim", rounds=total,
+                         variants=int(st.get("variants", 4)), name=state.name, seed=int(st.get("seed", 0)),
+                         target_speedup=st.get("target_speedup"))
+
+
+def resume_engine(store, name: str, sinks: list[EventSink], policy: DecisionPolicy | None = None,
+                  rounds: int | None = None, agent=None, evaluator=None) -> tuple[EvolutionEngine, SessionConfig]:
+    """An engine continuing stored session `name`; `rounds` extends it to that many rounds."""
+    from copilot.evolution.engine import EvolutionEngine
+
+    state = store.load_session(name)
+    cfg = resume_config(state, rounds)
     sink = EventFanout(*sinks)
     settings = EvolutionSettings(rounds=cfg.rounds, variants=cfg.variants, chip=cfg.chip, seed=cfg.seed,
                                  target_speedup=cfg.target_speedup, stagnation_rounds=cfg.stagnation_rounds)
@@ -147,6 +153,6 @@ def resume_engine(store, name: str, sinks: list[EventSink], policy: DecisionPoli
     evaluator = evaluator or make_evaluator(cfg)
     agent = agent or make_agent(cfg, sink, evaluator)
     _continue_spending(agent, state.budget)
-    engine = EvolutionEngine.restore(state, task, agent, evaluator, sink, policy, settings)
+    engine = EvolutionEngine.restore(state, cfg.task, agent, evaluator, sink, policy, settings)
     store.mark_resumed(name)
     return engine, cfg

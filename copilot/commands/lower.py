@@ -1,0 +1,43 @@
+"""`cannpilot lower --task T [--chip C] [--knob name=value ...] [-o FILE]`: the built-in lowering
+agent. The kernel goes to stdout (nothing else does) or to FILE; notes go to stderr.
+Exit 0; 3 when the task (or a knob combination) is unsupported; 2 for a bad task or knob."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("lower", help="compile a task's PyTorch golden into an AscendC kernel",
+                       description="Lower the task's golden (traced with torch.fx) into one AscendC "
+                                   "candidate file that serves every case of the task.")
+    p.add_argument("--task", required=True, help="built-in task name or task directory")
+    p.add_argument("--chip", default="910B2", help="chip profile (default 910B2)")
+    p.add_argument("--knob", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a lowering knob (repeatable); see docs/lowering.md")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the kernel here instead of stdout")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from copilot.lowering import lower, parse_knob
+
+    knobs = dict(parse_knob(k) for k in args.knob)
+    kernel = lower(args.task, chip=args.chip, knobs=knobs)
+    for note in kernel.notes:
+        print(f"cannpilot lower: {note}", file=sys.stderr)
+    if args.output:
+        path = Path(args.output)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(kernel.source)
+        os.replace(tmp, path)
+        print(f"cannpilot lower: wrote {path} ({kernel.pattern})", file=sys.stderr)
+    else:
+        sys.stdout.write(kernel.source)
+    return 0

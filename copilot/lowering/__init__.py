@@ -1,0 +1,94 @@
+"""The built-in lowering agent: a task's PyTorch golden -> one AscendC candidate file.
+
+    lower(task, chip="910B2", knobs=None) -> LoweredKernel(source, knobs, pattern, notes)
+    supports(task) -> (bool, reason)
+    knob_space(task) / default_knobs(task)
+
+Pipeline: capture (make_fx per case, attrs bound; `capture.py`) -> IR (`ir.py`) -> plan (variants,
+pattern, run-time layout rules; `plan.py`) -> emit (`emit.py`, `source.py`). Anything outside the
+supported patterns raises `copilot.errors.Unsupported` naming the aten op or the rule.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from copilot.errors import BadInput, Unsupported
+from copilot.lowering.knobs import KNOBS, default_knobs, knob_space, parse_knob, resolve
+
+__all__ = ["LoweredKernel", "lower", "supports", "knob_space", "default_knobs", "parse_knob", "KNOBS",
+           "plan_task"]
+
+
+@dataclass
+class LoweredKernel:
+    source: str
+    knobs: dict
+    pattern: str
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _task(task):
+    if isinstance(task, str) or hasattr(task, "__fspath__"):
+        from copilot.tasks import load_task
+
+        return load_task(task)
+    return task
+
+
+_PLAN_CACHE: dict = {}
+
+
+def plan_task(task):
+    """The lowering plan of a task (cached per task path and golden)."""
+    from copilot.lowering.plan import build_plan
+
+    key = (str(getattr(task, "path", task)), getattr(task, "name", ""), len(task.cases))
+    if key not in _PLAN_CACHE:
+        _PLAN_CACHE[key] = build_plan(task)
+    return _PLAN_CACHE[key]
+
+
+def lower(task, chip: str = "910B2", knobs: dict | None = None) -> LoweredKernel:
+    """Lower `task` (a Task or a task reference) to one candidate source for `chip`."""
+    from copilot.lowering.emit import Emitter
+
+    t0 = time.perf_counter()
+    from copilot.chips import load_chip
+
+    profile = load_chip(chip)          # BadInput for an unknown chip
+    task = _task(task)
+    if getattr(task, "kind", "cann") == "kernelbench":
+        raise Unsupported(f"{task.name}: KernelBench-style tasks have no proto (dtypes, attrs); "
+                          "the lowering needs a CANN-Bench task directory")
+    k = resolve(knobs)
+    plan = plan_task(task)
+    if plan.unserved and len(plan.unserved) == len(task.cases):
+        first = next(iter(plan.unserved.items()))
+        raise Unsupported(f"{task.name}: no case can be served (case {first[0]}: {first[1]})")
+    if getattr(profile, "arch", 2201) == 2002:
+        raise Unsupported(f"{task.name}: chip {profile.name} (arch 2002) has no DataCopyPad, which every "
+                          "lowered kernel uses for unaligned rows and tails")
+    source = Emitter(plan, k, profile.name).emit()
+    notes = [f"pattern {plan.pattern}; {len(plan.programs)} variant(s); reduction rule "
+             f"{plan.axis_rule or 'none (elementwise)'}"]
+    for cid, why in plan.unserved.items():
+        notes.append(f"case {cid} not served: {why} (the tiling function returns GRAPH_FAILED)")
+    return LoweredKernel(source, k, plan.pattern, notes + plan.notes, time.perf_counter() - t0)
+
+
+def supports(task) -> tuple[bool, str]:
+    """Whether `task` lowers (at least partly), and why not / which cases are left out."""
+    try:
+        task = _task(task)
+        plan = plan_task(task)
+    except (Unsupported, BadInput) as exc:
+        return False, str(exc)
+    if plan.unserved:
+        if len(plan.unserved) == len(task.cases):
+            return False, f"no case can be served: {next(iter(plan.unserved.values()))}"
+        return True, (f"{plan.pattern}; {len(plan.unserved)} of {len(task.cases)} cases not served: "
+                      f"{next(iter(plan.unserved.values()))}")
+    return True, plan.pattern

@@ -1,0 +1,553 @@
+"""Emit one AscendC candidate file from a lowering plan.
+
+Kernel shape (what the tiling function chooses per case, at run time):
+- MODE_ROWS: whole rows in UB, up to `tileRows` short rows merged per tile, one row statistic
+  per row; each reduction pass reloads the tile (pass count = reduction depth + 1).
+- MODE_SPLIT: a row (or a group of rows sharing statistics: group_norm) too long for one tile,
+  streamed in chunks of `tileCols` along D; statistics accumulate across chunks, pass by pass.
+- MODE_CHUNKS: elementwise only: the flattened (row, chunk) pieces are the units of work.
+- MODE_COLUMNS: the reduced axis is not the last: a unit is (outer index, a run of `tileCols`
+  inner columns); `tileRows` reduced positions are loaded per step with one strided DataCopyPad,
+  statistics are fp32 vectors over the column run.
+All arithmetic is fp32: fp16/bf16 inputs are Cast up after the copy in and Cast down (RINT)
+before the copy out; masks (bool/uint8/int8) go uint8 -> half -> float.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from copilot.errors import Unsupported
+from copilot.lowering import mathlib
+from copilot.lowering.ir import REDUCE, Program
+from copilot.lowering.plan import ONE_BYTE, Plan
+
+COMPOSITE = {"erf", "gelu", "tanh", "sigmoid", "silu", "gelu_tanh", "mish", "hardswish", "log1p",
+             "softplus", "rsqrt", "recip", "not", "cmp", "where", "round", "trunc", "fma"}
+SWAP = {"LT": "GT", "GT": "LT", "LE": "GE", "GE": "LE", "EQ": "EQ", "NE": "NE"}
+REDUCE_API = {"rsum": "ReduceSum", "rmax": "ReduceMax", "rmin": "ReduceMin"}
+REDUCE_INIT = {"rsum": "0.0f", "rmax": "-__builtin_inff()", "rmin": "__builtin_inff()"}
+VEC_COMBINE = {"rsum": "Add", "rmax": "Max", "rmin": "Min"}
+
+
+def _camel(name: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in re.split(r"[^A-Za-z0-9]", name) if p)
+
+
+def _macro(name: str) -> str:
+    return "DTYPE_" + re.sub(r"[^A-Za-z0-9]", "_", name).upper()
+
+
+def _flt(v: float) -> str:
+    if math.isinf(v):
+        return "__builtin_inff()" if v > 0 else "(-__builtin_inff())"
+    if math.isnan(v):
+        return "__builtin_nanf(\"\")"
+    r = repr(float(v))
+    if "e" not in r and "." not in r:
+        r += ".0"
+    return r + "f"
+
+
+class VariantCode:
+    """Pass schedule and slot assignment of one variant's program."""
+
+    def __init__(self, prog: Program, plan: Plan):
+        self.p = prog
+        nodes = prog.nodes
+        self.avail = [0] * len(nodes)
+        self.rpass: dict[int, int] = {}
+        for i, n in enumerate(nodes):
+            if n.op in REDUCE:
+                q = self.avail[n.args[0]]
+                self.rpass[i] = q
+                self.avail[i] = q + 1
+            else:
+                self.avail[i] = max((self.avail[a] for a in n.args), default=0)
+        full_outs = [v for v, k in prog.outputs if k == "full"]
+        self.npass = max([q + 1 for q in self.rpass.values()] + [max((self.avail[v] for v in full_outs), default=0) + 1])
+        self.stats = [i for i, n in enumerate(nodes) if n.kind == "stat"]
+        self.stat_index = {i: k for k, i in enumerate(self.stats)}
+        # full nodes computed in each pass
+        self.pass_nodes: list[list[int]] = []
+        for q in range(self.npass):
+            roots = [i for i, p in self.rpass.items() if p == q]
+            if q == self.npass - 1:
+                roots += full_outs
+            need: set[int] = set()
+            stack = list(roots)
+            while stack:
+                j = stack.pop()
+                if j in need:
+                    continue
+                need.add(j)
+                for a in nodes[j].args:
+                    if nodes[a].kind == "full":
+                        stack.append(a)
+            self.pass_nodes.append(sorted(i for i in need if nodes[i].kind == "full"))
+        # slots: linear scan per pass
+        self.slot: list[dict[int, int]] = []
+        self.nslot = 1
+        for q in range(self.npass):
+            order = self.pass_nodes[q]
+            last_use: dict[int, int] = {}
+            for i in order:
+                for a in nodes[i].args:
+                    if nodes[a].kind == "full":
+                        last_use[a] = i
+            keep = set(full_outs) if q == self.npass - 1 else set()
+            keep |= {nodes[i].args[0] for i, p in self.rpass.items() if p == q}
+            free: list[int] = []
+            used = 0
+            assign: dict[int, int] = {}
+            for i in order:
+                if free:
+                    assign[i] = free.pop()
+                else:
+                    assign[i] = used
+                    used += 1
+                for a in set(nodes[i].args):
+                    if a in assign and last_use.get(a) == i and a not in keep:
+                        free.append(assign[a])
+            # reduced values stay live until the end of the pass (reduced after compute)
+            self.slot.append(assign)
+            self.nslot = max(self.nslot, used)
+        self.loads_in_pass = [sorted({nodes[i].params["load"] for i in self.pass_nodes[q] if nodes[i].op == "load"})
+                              for q in range(self.npass)]
+        self.ops = {n.op for n in nodes}
+
+
+class Emitter:
+    def __init__(self, plan: Plan, knobs: dict, chip: str):
+        self.plan, self.knobs, self.chip = plan, knobs, chip
+        self.task = plan.task
+        self.op = self.task.name
+        self.cls = _camel(self.op)
+        self.vcs = [VariantCode(p, plan) for p in plan.programs]
+        self.nslot = max(v.nslot for v in self.vcs)
+        self.nstat = max(1, max(len(v.stats) for v in self.vcs))
+        self.ops = set().union(*(v.ops for v in self.vcs))
+        # scratch tiles: composite functions on full tiles, or a statistic broadcast over a tile
+        needs = False
+        for v in self.vcs:
+            for n in v.p.nodes:
+                if n.kind != "full":
+                    continue
+                stat_arg = any(v.p.nodes[a].kind == "stat" for a in n.args)
+                if n.op in COMPOSITE or (stat_arg and n.op not in ("add", "sub", "mul", "div", "max", "min")):
+                    needs = True
+        self.ntmp = 4 if needs else 1
+        if "fma" in self.ops:
+            self.ntmp = 5
+        self.mask_inputs = {i for i, s in enumerate(self.task.inputs) if set(s.dtypes) & ONE_BYTE}
+        self.byte_outputs = {i for i, s in enumerate(self.task.outputs) if set(s.dtypes) & ONE_BYTE}
+        self.has_bytes = bool(self.mask_inputs or self.byte_outputs)
+        self.align = 32 if self.has_bytes else 16
+        self.full_outs = [k for k, (_, kind) in enumerate(self.plan.programs[0].outputs) if kind == "full"]
+        self.stat_outs = [k for k, (_, kind) in enumerate(self.plan.programs[0].outputs) if kind == "stat"]
+        for v in self.vcs:
+            kinds = [k for _, k in v.p.outputs]
+            if kinds != [k for _, k in self.plan.programs[0].outputs]:
+                raise Unsupported(f"{self.op}: variants produce outputs of different kinds")
+            if any(k == "scalar" for k in kinds):
+                raise Unsupported(f"{self.op}: an output that does not depend on the inputs")
+        if len(plan.loads) > 8 or len(self.full_outs) > 8:
+            raise Unsupported(f"{self.op}: L2.BUFFER_COUNT: {len(plan.loads)} streamed inputs / "
+                              f"{len(self.full_outs)} outputs exceed 8 queue buffers per position")
+        # scalar table: (attr, func) pairs read in TilingFunc
+        self.scalars: list[tuple[str, str]] = []
+        for p in plan.programs:
+            for n in p.nodes:
+                if n.op == "attr" and (n.params["name"], n.params["func"]) not in self.scalars:
+                    self.scalars.append((n.params["name"], n.params["func"]))
+        self.columns = bool(plan.axis_rule and plan.axis_rule[0] == "attr")
+
+    # ---------------------------------------------------------------- type helpers
+    def in_type(self, i: int) -> str:
+        return "uint8_t" if i in self.mask_inputs else _macro(self.task.inputs[i].name)
+
+    def out_type(self, k: int) -> str:
+        return _macro(self.task.outputs[k].name)
+
+    # ---------------------------------------------------------------- scalar expressions
+    def sexpr(self, v: VariantCode, i: int, stat_idx: str = "s") -> str:
+        """C++ expression of a scalar or (row mode) stat node."""
+        n = v.p.nodes[i]
+        if n.op == "const":
+            return _flt(n.params["value"])
+        if n.op == "attr":
+            return f"scalar_[{self.scalars.index((n.params['name'], n.params['func']))}]"
+        if n.op == "rowlen":
+            return "rowLenF_"
+        if n.kind == "stat":
+            return f"stat_[{v.stat_index[i]}][{stat_idx}]"
+        a = [self.sexpr(v, x, stat_idx) for x in n.args]
+        return self.scalar_op(n, a)
+
+    def scalar_op(self, n, a: list[str]) -> str:
+        op = n.op
+        simple = {"add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})", "div": "({0} / {1})",
+                  "neg": "(-{0})", "abs": "fabsf({0})", "exp": "expf({0})", "log": "logf({0})",
+                  "sqrt": "sqrtf({0})", "rsqrt": "(1.0f / sqrtf({0}))", "recip": "(1.0f / {0})",
+                  "sq": "({0} * {0})", "max": "FoldMax({0}, {1})", "min": "FoldMin({0}, {1})",
+                  "relu": "FoldMax({0}, 0.0f)", "where": "(({0}) != 0.0f ? ({1}) : ({2}))",
+                  "not": "(({0}) == 0.0f ? 1.0f : 0.0f)"}
+        if op in simple:
+            return simple[op].format(*a)
+        if op == "cmp":
+            sym = {"NE": "!=", "EQ": "==", "GT": ">", "LT": "<", "GE": ">=", "LE": "<="}[n.params["mode"]]
+            return f"(({a[0]}) {sym} ({a[1]}) ? 1.0f : 0.0f)"
+        raise Unsupported(f"{self.op}: '{op}' applied to a reduced value is not supported")
+
+    # ---------------------------------------------------------------- vector op emission
+    def vec(self, n, dst: str, args: list[tuple[str, str]], cnt: str, ind: str) -> list[str]:
+        """Vector code for IR node `n` into tensor `dst`. args: ("t", tensor) or ("s", scalar)."""
+        op = n.op
+        L = []
+        e = L.append
+        A = args
+
+        def ts(i):
+            return A[i][0] == "t"
+        if op in ("add", "mul", "max", "min"):
+            api = {"add": "Add", "mul": "Mul", "max": "Max", "min": "Min"}[op]
+            if ts(0) and ts(1):
+                e(f"{api}({dst}, {A[0][1]}, {A[1][1]}, {cnt});")
+            else:
+                tt, ss = (A[0][1], A[1][1]) if ts(0) else (A[1][1], A[0][1])
+                e(f"{api}s({dst}, {tt}, {ss}, {cnt});")
+        elif op == "sub":
+            if ts(0) and ts(1):
+                e(f"Sub({dst}, {A[0][1]}, {A[1][1]}, {cnt});")
+            elif ts(0):
+                e(f"Adds({dst}, {A[0][1]}, -({A[1][1]}), {cnt});")
+            else:
+                e(f"Muls({dst}, {A[1][1]}, -1.0f, {cnt});")
+                e(f"Adds({dst}, {dst}, {A[0][1]}, {cnt});")
+        elif op == "div":
+            if ts(0) and ts(1):
+                e(f"Div({dst}, {A[0][1]}, {A[1][1]}, {cnt});")
+            elif ts(0) and A[1][1].startswith("stat_"):
+                # a row statistic: a true division (as the golden does), not x * (1 / s)
+                e(f"Duplicate(tmp0{dst[dst.rindex('['):] if dst.endswith('pitch]') else ''}, {A[1][1]}, {cnt});")
+                e(f"Div({dst}, {A[0][1]}, tmp0{dst[dst.rindex('['):] if dst.endswith('pitch]') else ''}, {cnt});")
+            elif ts(0):
+                e(f"Muls({dst}, {A[0][1]}, 1.0f / ({A[1][1]}), {cnt});")
+            else:
+                e(f"Duplicate(tmp0, {A[0][1]}, {cnt});")
+                e(f"Div({dst}, tmp0, {A[1][1]}, {cnt});")
+        elif op == "cmp":
+            mode = n.params["mode"]
+            if ts(0) and ts(1):
+                e(f"Compare(bits, {A[0][1]}, {A[1][1]}, CMPMODE::{mode}, {cnt});")
+            elif ts(0):
+                e(f"Compares(bits, {A[0][1]}, {A[1][1]}, CMPMODE::{mode}, {cnt});")
+            else:
+                e(f"Compares(bits, {A[1][1]}, {A[0][1]}, CMPMODE::{SWAP[mode]}, {cnt});")
+            e(f"Duplicate(tmp0, 1.0f, {cnt});")
+            e(f"Select({dst}, bits, tmp0, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, {cnt});")
+        elif op == "where":
+            c, a, b = A
+            if c[0] != "t":
+                raise Unsupported(f"{self.op}: where() with a scalar condition over a tensor")
+            if a[0] == "t" and b[0] == "t":
+                e(f"Compares(bits, {c[1]}, 0.0f, CMPMODE::NE, {cnt});")
+                e(f"Select({dst}, bits, {a[1]}, {b[1]}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {cnt});")
+            elif a[0] == "t":
+                e(f"Compares(bits, {c[1]}, 0.0f, CMPMODE::NE, {cnt});")
+                e(f"Select({dst}, bits, {a[1]}, {b[1]}, SELMODE::VSEL_TENSOR_SCALAR_MODE, {cnt});")
+            elif b[0] == "t":
+                e(f"Compares(bits, {c[1]}, 0.0f, CMPMODE::EQ, {cnt});")
+                e(f"Select({dst}, bits, {b[1]}, {a[1]}, SELMODE::VSEL_TENSOR_SCALAR_MODE, {cnt});")
+            else:
+                e(f"Compares(bits, {c[1]}, 0.0f, CMPMODE::NE, {cnt});")
+                e(f"Duplicate(tmp0, {a[1]}, {cnt});")
+                e(f"Select({dst}, bits, tmp0, {b[1]}, SELMODE::VSEL_TENSOR_SCALAR_MODE, {cnt});")
+        elif op == "fma":
+            if not all(k == "t" for k, _ in A):
+                raise Unsupported(f"{self.op}: fma with scalar operands")
+            e(f"FmaF32({dst}, {A[0][1]}, {A[1][1]}, {A[2][1]}, tmp0, tmp1, tmp2, tmp3, tmp4, bits, {cnt});")
+        elif op == "leaky_relu":
+            e(f"LeakyRelu({dst}, {A[0][1]}, {A[1][1]}, {cnt});")
+        elif op == "softplus":
+            x, beta, thr = A[0][1], A[1][1], A[2][1]
+            e(f"Muls(tmp0, {x}, {beta}, {cnt});                 // z = beta * x")
+            e(f"Abs(tmp1, tmp0, {cnt});")
+            e(f"Muls(tmp1, tmp1, -1.0f, {cnt});")
+            e(f"Exp(tmp1, tmp1, {cnt});                         // exp(-|z|)")
+            e(f"Log1pF32({dst}, tmp1, tmp2, tmp3, bits, {cnt});")
+            e(f"Maxs(tmp1, tmp0, 0.0f, {cnt});")
+            e(f"Add({dst}, {dst}, tmp1, {cnt});")
+            e(f"Muls({dst}, {dst}, 1.0f / ({beta}), {cnt});")
+            e(f"Compares(bits, tmp0, {thr}, CMPMODE::GT, {cnt});   // linear above the threshold")
+            e(f"Select({dst}, bits, {x}, {dst}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {cnt});")
+        else:
+            if len(A) != 1 or A[0][0] != "t":
+                raise Unsupported(f"{self.op}: '{op}' with these operands")
+            x = A[0][1]
+            unary = {"neg": [f"Muls({dst}, {x}, -1.0f, {cnt});"], "abs": [f"Abs({dst}, {x}, {cnt});"],
+                     "exp": [f"Exp({dst}, {x}, {cnt});"], "log": [f"Ln({dst}, {x}, {cnt});"],
+                     "sqrt": [f"Sqrt({dst}, {x}, {cnt});"], "relu": [f"Maxs({dst}, {x}, 0.0f, {cnt});            // relu, NaN kept"],
+                     "sq": [f"Mul({dst}, {x}, {x}, {cnt});"],
+                     "round": self.to_integral(dst, x, "CAST_RINT", cnt),
+                     "trunc": self.to_integral(dst, x, "CAST_TRUNC", cnt),
+                     "rsqrt": [f"Sqrt(tmp0, {x}, {cnt});", f"Duplicate({dst}, 1.0f, {cnt});",
+                               f"Div({dst}, {dst}, tmp0, {cnt});"],
+                     "recip": [f"Duplicate(tmp0, 1.0f, {cnt});", f"Div({dst}, tmp0, {x}, {cnt});"],
+                     "not": [f"Compares(bits, {x}, 0.0f, CMPMODE::EQ, {cnt});",
+                             f"Duplicate(tmp0, 1.0f, {cnt});",
+                             f"Select({dst}, bits, tmp0, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, {cnt});"],
+                     "sigmoid": [f"Muls(tmp0, {x}, -1.0f, {cnt});", f"Exp(tmp0, tmp0, {cnt});",
+                                 f"Adds(tmp0, tmp0, 1.0f, {cnt});", f"Duplicate({dst}, 1.0f, {cnt});",
+                                 f"Div({dst}, {dst}, tmp0, {cnt});           // 1 / (1 + exp(-x))"],
+                     "silu": [f"Muls(tmp0, {x}, -1.0f, {cnt});", f"Exp(tmp0, tmp0, {cnt});",
+                              f"Adds(tmp0, tmp0, 1.0f, {cnt});",
+                              f"Div({dst}, {x}, tmp0, {cnt});             // x / (1 + exp(-x))"],
+                     "gelu_tanh": [f"Mul(tmp0, {x}, {x}, {cnt});", f"Mul(tmp0, tmp0, {x}, {cnt});",
+                                   f"Muls(tmp0, tmp0, 0.044715f, {cnt});", f"Add(tmp0, tmp0, {x}, {cnt});",
+                                   f"Muls(tmp0, tmp0, -1.5957691216057308f, {cnt});  // -2 * sqrt(2/pi) * (x + 0.044715 x^3)",
+                                   f"Exp(tmp0, tmp0, {cnt});", f"Adds(tmp0, tmp0, 1.0f, {cnt});",
+                                   f"Div({dst}, {x}, tmp0, {cnt});             // x * sigmoid(2z) = 0.5 x (1 + tanh z)"],
+                     "mish": [f"Mins(tmp0, {x}, 20.0f, {cnt});", f"Exp(tmp0, tmp0, {cnt});",
+                              f"Adds(tmp1, tmp0, 2.0f, {cnt});",
+                              f"Mul(tmp0, tmp0, tmp1, {cnt});            // n = e (e + 2)",
+                              f"Adds(tmp1, tmp0, 2.0f, {cnt});", f"Div(tmp0, tmp0, tmp1, {cnt});",
+                              f"Mul({dst}, {x}, tmp0, {cnt});             // x * tanh(softplus(x)) = x n / (n + 2)"],
+                     "hardswish": [f"Adds(tmp0, {x}, 3.0f, {cnt});", f"Maxs(tmp0, tmp0, 0.0f, {cnt});",
+                                   f"Mins(tmp0, tmp0, 6.0f, {cnt});", f"Mul({dst}, {x}, tmp0, {cnt});",
+                                   f"Muls({dst}, {dst}, {_flt(1 / 6)}, {cnt});"],
+                     "log1p": [f"Log1pF32({dst}, {x}, tmp2, tmp3, bits, {cnt});"],
+                     }
+            if op in unary:
+                L.extend(unary[op])
+            elif op in mathlib.HELPER_OPS:
+                e(f"{mathlib.HELPER_OPS[op]}({dst}, {x}, tmp0, tmp1, tmp2, tmp3, bits, {cnt});")
+            else:
+                raise Unsupported(f"{self.op}: no vector lowering for '{op}'")
+        return [ind + s for s in L]
+
+    @staticmethod
+    def to_integral(dst, x, mode, cnt) -> list[str]:
+        """Round to an integral float through int32 (|x| >= 2^23 is already integral; NaN kept)."""
+        return [f"Cast(tmp0.ReinterpretCast<int32_t>(), {x}, RoundMode::{mode}, {cnt});",
+                f"Cast({dst}, tmp0.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, {cnt});",
+                f"Abs(tmp1, {x}, {cnt});",
+                f"Compares(bits, tmp1, 8388608.0f, CMPMODE::LT, {cnt});",
+                f"Select({dst}, bits, {dst}, {x}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {cnt});"]
+
+    # ---------------------------------------------------------------- compute functions
+    def compute_rows(self, vi: int, v: VariantCode) -> str:
+        """ComputeV<vi>(pass, nr, cw, pitch, perRowStats): one tile in row/split/chunk mode."""
+        nodes = v.p.nodes
+        out = [f"    // variant {vi}: {v.npass} pass(es)",
+               f"    __aicore__ inline void ComputeV{vi}(uint32_t pass, uint64_t row0, uint32_t nr, uint32_t cw, "
+               f"uint32_t pitch, bool perRowStats)",
+               "    {",
+               "        const uint32_t n = AlignUpTo(nr * pitch, VEC_ALIGN);   // whole-tile count (full 256 B repeats)",
+               "        (void)row0; (void)perRowStats;"]
+        for q in range(v.npass):
+            out.append(f"        {'if' if q == 0 else '} else if'} (pass == {q}) {{")
+            ind = "            "
+            assign = v.slot[q]
+            for i in v.pass_nodes[q]:
+                nd = nodes[i]
+                dst = f"slot[{assign[i]}]"
+                if nd.op == "load":
+                    out.append(f"{ind}TakeLoad{nd.params['load']}({dst}, row0, nr, cw, pitch);")
+                    continue
+                stat_args = [a for a in nd.args if nodes[a].kind == "stat"]
+                args = []
+                for a in nd.args:
+                    if nodes[a].kind == "full":
+                        args.append(("t", f"slot[{v.slot[q][a]}]"))
+                    else:
+                        args.append(("s", self.sexpr(v, a)))
+                if not stat_args:
+                    out.append(f"{ind}// {nd.op}")
+                    out.extend(self.vec(nd, dst, args, "n", ind))
+                elif nd.op in ("add", "sub", "mul", "div", "max", "min"):
+                    out.append(f"{ind}for (uint32_t j = 0; j < nr; ++j) {{   // {nd.op} with a row statistic")
+                    out.append(f"{ind}    const uint32_t s = perRowStats ? j : 0;")
+                    rargs = [(k, f"{a}[j * pitch]" if k == "t" else a) for k, a in args]
+                    out.extend(self.vec(nd, f"{dst}[j * pitch]", rargs, "cw", ind + "    "))
+                    out.append(f"{ind}}}")
+                else:
+                    # materialise the statistics over the tile, then a whole-tile op
+                    mats = []
+                    for k, a in enumerate(nd.args):
+                        if nodes[a].kind == "stat":
+                            mats.append(k)
+                    if len(mats) > 1 or self.ntmp < 4:
+                        raise Unsupported(f"{self.op}: '{nd.op}' of two row statistics over a tile")
+                    k = mats[0]
+                    out.append(f"{ind}for (uint32_t j = 0; j < nr; ++j) {{")
+                    out.append(f"{ind}    const uint32_t s = perRowStats ? j : 0;")
+                    out.append(f"{ind}    Duplicate(tmp3[j * pitch], {self.sexpr(v, nd.args[k])}, cw);")
+                    out.append(f"{ind}}}")
+                    args[k] = ("t", "tmp3")
+                    out.extend(self.vec(nd, dst, args, "n", ind))
+            # reductions of this pass: one partial per row, then fold into the row statistics
+            reds = [i for i, p in v.rpass.items() if p == q]
+            if reds:
+                out.append(f"{ind}for (uint32_t j = 0; j < nr; ++j) {{")
+                for k, i in enumerate(reds):
+                    nd = nodes[i]
+                    src = f"slot[{assign[nd.args[0]]}]"
+                    extra = ", false" if nd.op != "rsum" else ""
+                    out.append(f"{ind}    {REDUCE_API[nd.op]}(partial[({k} * MAX_TILE_ROWS + j) * 8], "
+                               f"{src}[j * pitch], work, cw{extra});")
+                out.append(f"{ind}}}")
+                out.append(f"{ind}WaitVectorForScalar();")
+                out.append(f"{ind}for (uint32_t j = 0; j < nr; ++j) {{")
+                out.append(f"{ind}    const uint32_t s = perRowStats ? j : 0;")
+                for k, i in enumerate(reds):
+                    nd = nodes[i]
+                    part = f"partial.GetValue(({k} * MAX_TILE_ROWS + j) * 8)"
+                    st = f"stat_[{v.stat_index[i]}][s]"
+                    fold = {"rsum": f"{st} += {part};",
+                            "rmax": f"{st} = FoldMax({st}, {part});",
+                            "rmin": f"{st} = FoldMin({st}, {part});"}[nd.op]
+                    out.append(f"{ind}    {fold}")
+                out.append(f"{ind}}}")
+            if q == v.npass - 1:
+                for k, (node, kind) in enumerate(v.p.outputs):
+                    if kind == "full":
+                        out.append(f"{ind}StoreOut{k}(slot[{assign[node]}], n);")
+        out.append("        }")
+        out.append("    }")
+        return "\n".join(out)
+
+    def finish_rows(self, vi: int, v: VariantCode) -> str:
+        """FinishV<vi>(pass, base, nr): statistics that became available, and stat outputs."""
+        nodes = v.p.nodes
+        out = [f"    __aicore__ inline void InitStatsV{vi}(uint32_t pass, uint32_t nr)",
+               "    {"]
+        for q in range(v.npass):
+            reds = [i for i, p in v.rpass.items() if p == q]
+            if not reds:
+                continue
+            out.append(f"        if (pass == {q}) {{")
+            out.append("            for (uint32_t s = 0; s < nr; ++s) {")
+            for i in reds:
+                out.append(f"                stat_[{v.stat_index[i]}][s] = {REDUCE_INIT[nodes[i].op]};")
+            out.append("            }")
+            out.append("        }")
+        out.append("    }")
+        out.append(f"    __aicore__ inline void FinishV{vi}(uint32_t pass, uint64_t base, uint32_t nr)")
+        out.append("    {")
+        out.append("        (void)base;")
+        for q in range(v.npass):
+            derived = [i for i in v.stats if nodes[i].op not in REDUCE and v.avail[i] == q + 1]
+            souts = [(k, node) for k, (node, kind) in enumerate(v.p.outputs) if kind == "stat" and v.avail[node] == q + 1]
+            if not derived and not souts:
+                continue
+            out.append(f"        if (pass == {q}) {{")
+            if derived:
+                out.append("            for (uint32_t s = 0; s < nr; ++s) {")
+                for i in derived:
+                    out.append(f"                stat_[{v.stat_index[i]}][s] = {self.scalar_op(nodes[i], [self.sexpr(v, a) for a in nodes[i].args])};")
+                out.append("            }")
+            for k, node in souts:
+                out.append(f"            StoreStat{k}(base, nr, {v.stat_index[node]});")
+            out.append("        }")
+        out.append("    }")
+        return "\n".join(out)
+
+    def compute_cols(self, vi: int, v: VariantCode) -> str:
+        """Column mode: tile = nb reduced positions x wc columns; statistics are vectors."""
+        nodes = v.p.nodes
+        out = [f"    __aicore__ inline void ComputeColV{vi}(uint32_t pass, uint32_t nb, uint32_t wc, uint32_t pitch)",
+               "    {",
+               "        const uint32_t n = AlignUpTo(nb * pitch, VEC_ALIGN);"]
+        for q in range(v.npass):
+            out.append(f"        {'if' if q == 0 else '} else if'} (pass == {q}) {{")
+            ind = "            "
+            assign = v.slot[q]
+            for i in v.pass_nodes[q]:
+                nd = nodes[i]
+                dst = f"slot[{assign[i]}]"
+                if nd.op == "load":
+                    out.append(f"{ind}TakeColLoad{nd.params['load']}({dst}, n);")
+                    continue
+                args = []
+                for a in nd.args:
+                    if nodes[a].kind == "full":
+                        args.append(("t", f"slot[{assign[a]}]"))
+                    elif nodes[a].kind == "stat":
+                        args.append(("v", f"StatVec({v.stat_index[a]})"))
+                    else:
+                        args.append(("s", self.sexpr(v, a)))
+                if not any(k == "v" for k, _ in args):
+                    out.extend(self.vec(nd, dst, args, "n", ind))
+                elif nd.op in ("add", "sub", "mul", "div", "max", "min") and sum(k == "t" for k, _ in args) == 1:
+                    out.append(f"{ind}for (uint32_t j = 0; j < nb; ++j) {{   // {nd.op} with the column statistic")
+                    rargs = [("t", f"{a}[j * pitch]") if k == "t" else ("t", a) if k == "v" else (k, a) for k, a in args]
+                    out.extend(self.vec(nd, f"{dst}[j * pitch]", rargs, "wc", ind + "    "))
+                    out.append(f"{ind}}}")
+                else:
+                    vk = [k for k, (kind, _) in enumerate(args) if kind == "v"]
+                    if len(vk) > 1:
+                        raise Unsupported(f"{self.op}: '{nd.op}' of two column statistics over a tile")
+                    k = vk[0]
+                    out.append(f"{ind}for (uint32_t j = 0; j < nb; ++j) {{")
+                    out.append(f"{ind}    DataCopy(tmp3[j * pitch], {args[k][1]}, pitch);")
+                    out.append(f"{ind}}}")
+                    args[k] = ("t", "tmp3")
+                    out.extend(self.vec(nd, dst, args, "n", ind))
+            reds = [i for i, p in v.rpass.items() if p == q]
+            if reds:
+                out.append(f"{ind}for (uint32_t j = 0; j < nb; ++j) {{")
+                for i in reds:
+                    nd = nodes[i]
+                    out.append(f"{ind}    {VEC_COMBINE[nd.op]}(StatVec({v.stat_index[i]}), StatVec({v.stat_index[i]}), "
+                               f"slot[{assign[nd.args[0]]}][j * pitch], wc);")
+                out.append(f"{ind}}}")
+            if q == v.npass - 1:
+                for k, (node, kind) in enumerate(v.p.outputs):
+                    if kind == "full":
+                        out.append(f"{ind}StoreOut{k}(slot[{assign[node]}], n);")
+        out.append("        }")
+        out.append("    }")
+        # init / finish
+        out.append(f"    __aicore__ inline void InitColStatsV{vi}(uint32_t pass, uint32_t wn)")
+        out.append("    {")
+        for q in range(v.npass):
+            reds = [i for i, p in v.rpass.items() if p == q]
+            if reds:
+                out.append(f"        if (pass == {q}) {{")
+                for i in reds:
+                    out.append(f"            Duplicate(StatVec({v.stat_index[i]}), {REDUCE_INIT[nodes[i].op]}, wn);")
+                out.append("        }")
+        out.append("    }")
+        out.append(f"    __aicore__ inline void FinishColV{vi}(uint32_t pass, uint64_t outOff, uint32_t wc, uint32_t wn)")
+        out.append("    {")
+        out.append("        const uint32_t n = wn;")
+        out.append("        (void)outOff; (void)wc; (void)n;")
+        for q in range(v.npass):
+            derived = [i for i in v.stats if nodes[i].op not in REDUCE and v.avail[i] == q + 1]
+            souts = [(k, node) for k, (node, kind) in enumerate(v.p.outputs) if kind == "stat" and v.avail[node] == q + 1]
+            if not derived and not souts:
+                continue
+            out.append(f"        if (pass == {q}) {{")
+            for i in derived:
+                nd = nodes[i]
+                args = []
+                for a in nd.args:
+                    if nodes[a].kind == "stat":
+                        args.append(("t", f"StatVec({v.stat_index[a]})"))
+                    else:
+                        args.append(("s", self.sexpr(v, a)))
+                if not any(k == "t" for k, _ in args):
+                    raise Unsupported(f"{self.op}: a statistic computed from scalars only")
+                out.extend(self.vec(nd, f"StatVec({v.stat_index[i]})", args, "n", "            "))
+            for k, node in souts:
+                out.append(f"            StoreColStat{k}(StatVec({v.stat_index[node]}), outOff, wc, wn);")
+            out.append("        }")
+        out.append("    }")
+        return "\n".join(out)
+
+    # ---------------------------------------------------------------- whole file
+    def emit(self) -> str:
+        from copilot.lowering.source import render
+        return render(self)

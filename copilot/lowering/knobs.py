@@ -1,0 +1,101 @@
+"""The lowering's tuning knobs, as data: the space the evolution engine searches.
+
+Every knob value either yields a correct kernel or is rejected before emission with the id of
+the constraint it would break (`copilot.errors.BadInput` for a malformed value, `Unsupported`
+naming e.g. `L2.UB_CAPACITY` when the fixed buffers alone cannot fit the chip's UB).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from copilot.errors import BadInput, Unsupported
+
+MAX_TILE_ROWS = 256          # rows whose statistics one tile holds (scalar arrays in the kernel)
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    values: tuple
+    default: object
+    doc: str
+
+
+KNOBS: dict[str, Knob] = {k.name: k for k in [
+    Knob("tile_elems", (0, 1024, 2048, 4096, 8192, 16384), 0,
+         "cap on elements per tile (0 = as many as the chip's UB holds)"),
+    Knob("buffer_num", (1, 2), 2, "buffers per queue: 2 = double buffering (copy-in overlaps compute)"),
+    Knob("block_dim_policy", ("all_cores", "min_work", "half_cores"), "min_work",
+         "all_cores: one unit of work per core up to the core count; min_work: no core gets less "
+         "than min_work_elems; half_cores: at most half the vector cores"),
+    Knob("min_work_elems", (4096, 16384, 65536), 16384, "minimum elements per core under min_work"),
+    Knob("rows_per_tile", (0, 1, 8, 32, 128, 256), 0,
+         "cap on short rows merged into one tile (0 = as many as fit, up to 256)"),
+    Knob("split_d_elems", (0, 2048, 8192, 32768), 0,
+         "rows longer than this are split along D and reduced in passes (0 = only when a row does "
+         "not fit the UB)"),
+    Knob("ub_reserve_bytes", (0, 8192, 16384), 8192, "UB bytes kept free besides the fixed buffers"),
+]}
+
+
+def knob_space(task=None) -> dict[str, list]:
+    """Every knob and its candidate values (the same for every supported task)."""
+    return {k.name: list(k.values) for k in KNOBS.values()}
+
+
+def default_knobs(task=None) -> dict:
+    return {k.name: k.default for k in KNOBS.values()}
+
+
+def parse_knob(text: str) -> tuple[str, object]:
+    """`name=value` from the command line."""
+    if "=" not in text:
+        raise BadInput(f"--knob {text!r}: expected name=value (knobs: {', '.join(KNOBS)})")
+    name, raw = (s.strip() for s in text.split("=", 1))
+    if name not in KNOBS:
+        raise BadInput(f"--knob {name}: unknown knob (knobs: {', '.join(KNOBS)})")
+    default = KNOBS[name].default
+    if isinstance(default, int) and not isinstance(default, bool):
+        try:
+            return name, int(raw)
+        except ValueError:
+            raise BadInput(f"--knob {name}={raw}: expected an integer") from None
+    return name, raw
+
+
+def resolve(knobs: dict | None) -> dict:
+    """Defaults overlaid with `knobs`, each checked; raises BadInput / Unsupported."""
+    out = default_knobs()
+    for name, value in (knobs or {}).items():
+        if name not in KNOBS:
+            raise BadInput(f"knob {name}: unknown (knobs: {', '.join(KNOBS)})")
+        out[name] = value
+    if out["buffer_num"] not in (1, 2):
+        raise BadInput(f"knob buffer_num={out['buffer_num']}: must be 1 or 2 (L2.BUFFER_COUNT: at most "
+                       "8 queue buffers per position; the kernel holds up to 4 queues per position)")
+    if out["block_dim_policy"] not in KNOBS["block_dim_policy"].values:
+        raise BadInput(f"knob block_dim_policy={out['block_dim_policy']}: one of "
+                       f"{', '.join(KNOBS['block_dim_policy'].values)}")
+    te = out["tile_elems"]
+    if not isinstance(te, int) or te < 0 or te % 64:
+        raise BadInput(f"knob tile_elems={te}: a multiple of 64 (L2.REPEAT/Compare count rule: "
+                       "vector counts are whole 256-byte repeats of fp32)")
+    if te and te < 256:
+        raise BadInput(f"knob tile_elems={te}: at least 256")
+    if te > 65536:
+        raise Unsupported(f"knob tile_elems={te}: L2.UB_CAPACITY: with the fp32 working buffers a "
+                          f"tile above 65536 elements cannot fit any chip's UB")
+    rp = out["rows_per_tile"]
+    if not isinstance(rp, int) or rp < 0 or rp > MAX_TILE_ROWS:
+        raise BadInput(f"knob rows_per_tile={rp}: 0..{MAX_TILE_ROWS}")
+    sd = out["split_d_elems"]
+    if not isinstance(sd, int) or sd < 0 or sd % 64:
+        raise BadInput(f"knob split_d_elems={sd}: a multiple of 64")
+    mw = out["min_work_elems"]
+    if not isinstance(mw, int) or mw <= 0:
+        raise BadInput(f"knob min_work_elems={mw}: a positive integer")
+    rv = out["ub_reserve_bytes"]
+    if not isinstance(rv, int) or rv < 0 or rv > 65536:
+        raise Unsupported(f"knob ub_reserve_bytes={rv}: L2.UB_CAPACITY: 0..65536")
+    return out

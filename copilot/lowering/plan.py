@@ -1,0 +1,247 @@
+"""From a captured task to a lowering plan: variants, the pattern, and the run-time layout rules.
+
+The layout rules are what let one kernel serve every case: the tiling function evaluates them on
+the case's shapes and attrs.
+- reduction axes: `("last", k)` (the last k axes: norms) or `("attr", name)` (one axis given by an
+  int attr: softmax, reductions) or `("group", attr)` (group_norm) or None (elementwise);
+- per input: where its dims sit in the iteration space, `gap` = number of trailing iteration dims
+  after its last dim (0 = numpy broadcasting; batch/group norm parameters sit on the channel axis:
+  `("start", 1)`), and chunk k of n along the last axis.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from copilot.errors import Unsupported
+from copilot.lowering.capture import Capture, capture
+from copilot.lowering.ir import Program, normalise
+
+ONE_BYTE = {"bool", "uint8", "int8"}
+FLOATS = {"float16", "bfloat16", "float32"}
+
+
+@dataclass
+class LoadRule:
+    input: int
+    chunks: int = 1
+    chunk: int = 0
+    align: tuple = ("gap", 0)     # ("gap", g) or ("start", s)
+
+
+@dataclass
+class Plan:
+    task: object
+    pattern: str
+    programs: list[Program]                 # one per variant
+    guards: list[dict]
+    variant_cases: list[list[int]]
+    loads: list[LoadRule]
+    axis_rule: tuple | None
+    main_input: int | None                  # input whose shape is the iteration space
+    unserved: dict[str, str] = field(default_factory=dict)   # case id -> reason
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def has_reduction(self) -> bool:
+        return self.axis_rule is not None
+
+
+def build_plan(task) -> Plan:
+    _check_dtypes(task)
+    cap: Capture = capture(task)
+    per_case: list[Program] = [None] * len(task.cases)
+    for v, members in enumerate(cap.variants):
+        for i in members:
+            per_case[i] = normalise(task, task.cases[i], cap.traces[i].gm, cap.attr_consts[v])
+        ref = per_case[members[0]].structure()
+        for i in members[1:]:
+            if per_case[i].structure() != ref:
+                raise Unsupported(f"{task.name}: case {task.cases[i].id} lowers to a different program "
+                                  f"than case {task.cases[members[0]].id}")
+    programs = [per_case[m[0]] for m in cap.variants]
+    load_keys = [tuple((l.input, l.chunks, l.chunk) for l in p.loads) for p in programs]
+    if len(set(load_keys)) != 1:
+        raise Unsupported(f"{task.name}: variants read the inputs differently")
+    for p in programs:
+        _check_mask_use(task, p)
+    axis_rule = _axis_rule(task, per_case)
+    main_input = _main_input(task, per_case, axis_rule)
+    loads = _load_rules(task, per_case, axis_rule)
+    plan = Plan(task, _pattern(task, programs, axis_rule), programs, cap.guards, cap.variants, loads,
+                axis_rule, main_input)
+    _check_cases(plan, per_case)
+    return plan
+
+
+def _check_dtypes(task):
+    for spec in task.inputs + task.outputs:
+        bad = [d for d in spec.dtypes if d not in FLOATS | ONE_BYTE]
+        if bad:
+            raise Unsupported(f"{task.name}: {spec.name} has dtype {bad[0]}; the lowering handles "
+                              f"float16/bfloat16/float32 data and bool/uint8/int8 masks or int8 outputs")
+    for spec in task.inputs:
+        if set(spec.dtypes) & ONE_BYTE and set(spec.dtypes) & FLOATS:
+            raise Unsupported(f"{task.name}: input {spec.name} is both a mask and float data")
+    for spec in task.outputs:
+        if set(spec.dtypes) & {"bool", "uint8"}:
+            raise Unsupported(f"{task.name}: output {spec.name} of dtype {spec.dtypes}")
+
+
+def _check_mask_use(task, p: Program):
+    """1-byte inputs are masks: only their zero / non-zero value may matter."""
+    mask_inputs = {i for i, s in enumerate(task.inputs) if set(s.dtypes) & ONE_BYTE}
+    for ni, node in enumerate(p.nodes):
+        if node.op != "load" or node.params["load"] < 0 or p.loads[node.params["load"]].input not in mask_inputs:
+            continue
+        for user in p.nodes:
+            if ni not in user.args:
+                continue
+            ok = (user.op == "cmp" and user.params.get("mode") in ("NE", "EQ") and
+                  any(p.nodes[a].op == "const" and p.nodes[a].params["value"] == 0.0 for a in user.args)) \
+                or (user.op == "where" and user.args[0] == ni)
+            if not ok:
+                raise Unsupported(f"{task.name}: mask input {task.inputs[p.loads[node.params['load']].input].name} "
+                                  f"is used as a number ({user.op}), not as a condition")
+
+
+def _axis_rule(task, progs: list[Program]):
+    if not any(p.has_reduction for p in progs):
+        return None
+    if not all(p.has_reduction for p in progs):
+        raise Unsupported(f"{task.name}: some cases reduce and others do not")
+    if all(p.reduce_dims == ("group",) for p in progs):
+        attrs = {p.group_attr for p in progs}
+        if len(attrs) != 1 or None in attrs:
+            raise Unsupported(f"{task.name}: the group count of group_norm is not an int attr")
+        return ("group", attrs.pop())
+    facts = [(len(p.main_shape), p.reduce_dims) for p in progs]
+    ks = {len(d) for _, d in facts}
+    if len(ks) == 1:
+        k = ks.pop()
+        if all(tuple(d) == tuple(range(r - k, r)) for r, d in facts):
+            return ("last", k)
+        if k == 1:
+            for spec in task.attrs:
+                if spec.type != "int":
+                    continue
+                if all(c.attrs.get(spec.name) is not None and
+                       c.attrs[spec.name] % r == d[0] for c, (r, d) in zip(task.cases, facts)):
+                    return ("attr", spec.name)
+    raise Unsupported(f"{task.name}: the reduced axes {[d for _, d in facts][:3]}... follow no rule "
+                      "(last k axes, or one axis given by an int attr)")
+
+
+def _main_input(task, progs, axis_rule):
+    """The input whose shape is the iteration space (reductions), else None (broadcast of all)."""
+    for i in range(len(task.inputs)):
+        if all(tuple(c.shapes[i]) == tuple(p.main_shape) for c, p in zip(task.cases, progs)):
+            return i
+    if axis_rule is not None:
+        raise Unsupported(f"{task.name}: no input has the shape of the reduced tensor")
+    return None
+
+
+def _load_rules(task, progs, axis_rule) -> list[LoadRule]:
+    rules = []
+    for li, ld in enumerate(progs[0].loads):
+        gaps = []
+        for c, p in zip(task.cases, progs):
+            g = p.loads[li].gap or 0
+            gaps.append((len(p.main_shape), len(c.shapes[ld.input]), g))
+        if len({g for _, _, g in gaps}) == 1:
+            align = ("gap", gaps[0][2])
+        else:
+            starts = {r - g - ri for r, ri, g in gaps}
+            if len(starts) != 1:
+                raise Unsupported(f"{task.name}: input {task.inputs[ld.input].name} broadcasts along "
+                                  "different axes in different cases")
+            align = ("start", starts.pop())
+        rules.append(LoadRule(ld.input, ld.chunks, ld.chunk, align))
+    return rules
+
+
+def _pattern(task, programs, axis_rule) -> str:
+    ops = {n.op for p in programs for n in p.nodes}
+    aten = {o for p in programs for o in p.aten_ops}
+    multi_out = len(task.outputs) > 1
+    if axis_rule is None:
+        if any(l.chunks > 1 for p in programs for l in p.loads):
+            return "elementwise-chunk"
+        if "where" in ops or len(task.inputs) > 1:
+            return "broadcast"
+        return "elementwise"
+    if multi_out:
+        return "fusion"          # an elementwise prologue/epilogue with its own outputs
+    if aten & {"_softmax", "_log_softmax", "softmax", "log_softmax"}:
+        return "softmax"
+    if aten & {"native_layer_norm", "native_group_norm", "rsqrt", "linalg_vector_norm"}:
+        base = "normalization"
+        if multi_out or ("rmax" in ops and "rsum" in ops):
+            return "fusion"
+        return base
+    return "reduction" if not multi_out else "fusion"
+
+
+def layout(plan: Plan, case) -> dict:
+    """The iteration space of one case as the tiling function will compute it (for checks/docs)."""
+    p_shape = _case_main_shape(plan, case)
+    rule = plan.axis_rule
+    if rule is None:
+        return {"mode": "rows", "outer": p_shape[:-1], "R": p_shape[-1] if p_shape else 1, "inner": 1}
+    if rule[0] == "group":
+        G = case.attrs[rule[1]]
+        return {"mode": "rows", "outer": p_shape[:2], "R": math.prod(p_shape[2:]), "inner": 1,
+                "segRows": p_shape[1] // G}
+    r = len(p_shape)
+    if rule[0] == "last":
+        a, k = r - rule[1], rule[1]
+    else:
+        a, k = case.attrs[rule[1]] % r, 1
+    inner = math.prod(p_shape[a + k:])
+    return {"mode": "rows" if inner == 1 else "columns", "outer": p_shape[:a],
+            "R": math.prod(p_shape[a:a + k]), "inner": inner, "axis": a, "k": k}
+
+
+def _case_main_shape(plan, case):
+    if plan.main_input is not None:
+        return tuple(case.shapes[plan.main_input])
+    shapes = []
+    for lr in plan.loads:
+        s = list(case.shapes[lr.input])
+        if lr.chunks > 1:
+            s[-1] //= lr.chunks
+        shapes.append(s)
+    rank = max(len(s) + (lr.align[1] if lr.align[0] == "gap" else 0) for s, lr in zip(shapes, plan.loads))
+    out = [1] * rank
+    for s, lr in zip(shapes, plan.loads):
+        g = lr.align[1] if lr.align[0] == "gap" else rank - lr.align[1] - len(s)
+        for i, d in enumerate(s):
+            j = rank - g - len(s) + i
+            if d != 1:
+                out[j] = d
+    return tuple(out)
+
+
+def _check_cases(plan: Plan, progs):
+    task = plan.task
+    for c in task.cases:
+        lay = layout(plan, c)
+        if lay["mode"] == "columns":
+            for lr in plan.loads:
+                if tuple(c.shapes[lr.input]) != tuple(_case_main_shape(plan, c)):
+                    plan.unserved[c.id] = (f"reduction over axis {lay['axis']} (not the last) with a "
+                                           f"broadcast input {task.inputs[lr.input].name}")
+        if lay["mode"] == "rows" and plan.axis_rule is not None and plan.axis_rule[0] != "group":
+            a = lay.get("axis", len(_case_main_shape(plan, c)) - 1)
+            main = _case_main_shape(plan, c)
+            for lr in plan.loads:
+                s = list(c.shapes[lr.input])
+                g = lr.align[1] if lr.align[0] == "gap" else len(main) - lr.align[1] - len(s)
+                # dims of the input that fall in the reduced run must be all full or all 1
+                placed = {len(main) - g - len(s) + i: d for i, d in enumerate(s)}
+                red = [placed.get(j, 1) for j in range(a, len(main))]
+                if any(d != 1 for d in red) and red != list(main[a:]):
+                    plan.unserved[c.id] = (f"input {task.inputs[lr.input].name} broadcasts inside the "
+                                           "reduced axes")

@@ -1,0 +1,207 @@
+"""The built-in lowering agent: capture and pattern classification, unsupported ops named, knob
+validation, the CLI, and lowered kernels that pass the emulator on test-only tasks."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from copilot.errors import BadInput, Unsupported
+from copilot.lowering import default_knobs, knob_space, lower, supports
+from copilot.tasks import load_task
+
+FIXTURES = Path(__file__).parent / "fixtures" / "lowering"
+LOWERING_TASKS = sorted(p.name for p in FIXTURES.iterdir() if (p / "proto.yaml").is_file())
+
+try:
+    from copilot.backends.sim import check_kernel
+    _SIM_MISSING = ""
+except Exception as exc:  # the emulator is optional for the capture/emit tests
+    check_kernel = None
+    _SIM_MISSING = f"copilot.backends.sim.check_kernel is not importable ({type(exc).__name__}: {exc})"
+
+
+# ---------------------------------------------------------------- capture and patterns
+
+@pytest.mark.parametrize("name, pattern", [
+    ("relu", "elementwise"),
+    ("add", "broadcast"),
+    ("where", "broadcast"),
+    ("swiglu", "elementwise-chunk"),
+    ("reduce_sum", "reduction"),
+    ("softmax", "softmax"),
+    ("rms_norm", "normalization"),
+    ("group_norm", "normalization"),
+    ("add_rms_norm_dynamic_quant", "fusion"),
+])
+def test_builtin_task_is_classified(name, pattern):
+    ok, why = supports(name)
+    assert ok, why
+    assert why.startswith(pattern)
+
+
+def test_plan_reads_axis_and_attrs_at_run_time():
+    from copilot.lowering import plan_task
+
+    softmax = plan_task(load_task("softmax"))
+    assert softmax.axis_rule == ("attr", "dim")          # dim=-1, 0, 1, 2 across cases
+    rms = plan_task(load_task("rms_norm"))
+    assert rms.axis_rule == ("last", 1)
+    gelu = plan_task(load_task("gelu"))
+    assert len(gelu.programs) == 2                         # approximate="none" / "tanh"
+    assert {g["approximate"] for g in gelu.guards} == {"none", "tanh"}
+    src = lower("leaky_relu").source
+    assert "0.01" not in src.split("namespace optiling")[0]  # the slope comes from tiling data
+
+
+def test_emitted_file_follows_the_candidate_contract():
+    src = lower("layer_norm").source
+    for needle in ["REGISTER_TILING_DEFAULT(", "GET_TILING_DATA(", "namespace optiling",
+                   "static ge::graphStatus TilingFunc(gert::TilingContext* context)",
+                   'extern "C" __global__ __aicore__ void layer_norm_custom(GM_ADDR x, GM_ADDR gamma, '
+                   "GM_ADDR beta, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)",
+                   "GetCoreMemSize(platform_ascendc::CoreMemType::UB", "GetCoreNumAiv()",
+                   "DataCopyPad(", "DTYPE_X", "SetBlockDim("]:
+        assert needle in src, needle
+
+
+def test_unsupported_builtin_names_the_op():
+    with pytest.raises(Unsupported, match="aten.slice"):
+        lower("rotary_embedding")
+    ok, why = supports("argmax")
+    assert not ok and "int64" in why
+
+
+def _write_task(root: Path, name: str, golden: str) -> Path:
+    d = root / name
+    d.mkdir()
+    (d / "proto.yaml").write_text(textwrap.dedent(f"""\
+        operator:
+          name: {name}
+          category: reduction
+          formula: "y"
+          attrs: []
+          inputs:
+          - {{name: x, dtype: [float32]}}
+          outputs:
+          - {{name: y, dtype: [float32]}}
+        """))
+    (d / "golden.py").write_text("import torch\n\n\n" + textwrap.dedent(golden))
+    (d / "cases.yaml").write_text("cases:\n- case_id: 1\n  input_shape: [[4, 9]]\n  dtype: [float32]\n"
+                                  "  attrs: {}\n  value_range: [-1, 1]\n")
+    (d / "desc.md").write_text(f"# {name}\n")
+    return d
+
+
+def test_unknown_aten_op_is_unsupported_with_its_name(tmp_path):
+    d = _write_task(tmp_path, "cumsum_op", "def cumsum_op(x):\n    return torch.cumsum(x, dim=-1)\n")
+    with pytest.raises(Unsupported, match="aten.cumsum"):
+        lower(str(d))
+    ok, why = supports(str(d))
+    assert not ok and "aten.cumsum" in why
+
+
+def test_reduction_of_a_reduction_is_unsupported(tmp_path):
+    d = _write_task(tmp_path, "nested", "def nested(x):\n    return x - x.sum(-1, keepdim=True).amax()\n")
+    with pytest.raises(Unsupported):
+        lower(str(d))
+
+
+# ---------------------------------------------------------------- knobs
+
+def test_knob_space_and_defaults_are_consistent():
+    space = knob_space(None)
+    defaults = default_knobs(None)
+    assert set(space) == set(defaults)
+    for name, values in space.items():
+        assert defaults[name] in values, name
+    assert {"tile_elems", "buffer_num", "block_dim_policy", "rows_per_tile", "split_d_elems"} <= set(space)
+
+
+@pytest.mark.parametrize("knobs, error, needle", [
+    ({"tile_elems": 100}, BadInput, "multiple of 64"),
+    ({"buffer_num": 3}, BadInput, "buffer_num"),
+    ({"block_dim_policy": "everything"}, BadInput, "block_dim_policy"),
+    ({"no_such_knob": 1}, BadInput, "unknown"),
+    ({"tile_elems": 131072}, Unsupported, "L2.UB_CAPACITY"),
+    ({"ub_reserve_bytes": 100000}, Unsupported, "L2.UB_CAPACITY"),
+])
+def test_bad_knobs_are_rejected_up_front(knobs, error, needle):
+    with pytest.raises(error, match=needle):
+        lower("relu", knobs=knobs)
+
+
+def test_knobs_change_the_kernel():
+    a = lower("relu").source
+    b = lower("relu", knobs={"buffer_num": 1, "tile_elems": 2048, "block_dim_policy": "all_cores"}).source
+    assert a != b
+    assert "uint32_t bufferNum = 1;" in b and "2048" in b
+
+
+# ---------------------------------------------------------------- CLI
+
+def test_cli_writes_only_the_kernel_to_stdout(cli):
+    code, out, err = cli("lower", "--task", "relu")
+    assert code == 0
+    assert out.startswith("// ") and 'void relu_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace' in out
+    assert "pattern" in err
+
+
+def test_cli_output_file(cli, tmp_path):
+    dst = tmp_path / "k" / "relu.cpp"
+    code, out, _ = cli("lower", "--task", "relu", "-o", str(dst), "--knob", "buffer_num=1")
+    assert code == 0 and out == ""
+    assert "relu_custom" in dst.read_text()
+
+
+def test_cli_exit_codes(cli):
+    code, out, err = cli("lower", "--task", "rotary_embedding")
+    assert code == 3 and out == "" and "aten.slice" in err
+    code, out, err = cli("lower", "--task", "relu", "--knob", "tile_elems=100")
+    assert code == 2 and out == "" and "tile_elems" in err
+    code, _, err = cli("lower", "--task", "relu", "--knob", "bogus")
+    assert code == 2 and "name=value" in err
+
+
+# ---------------------------------------------------------------- emulator: test-only tasks
+
+def test_every_lowering_fixture_is_in_the_public_layout():
+    assert len(LOWERING_TASKS) >= 8
+    for name in LOWERING_TASKS:
+        task = load_task(str(FIXTURES / name))
+        dtypes = {d for c in task.cases for d in c.dtypes}
+        assert {"float16", "bfloat16", "float32"} <= dtypes, name
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(check_kernel is None, reason=_SIM_MISSING or "emulator missing")
+@pytest.mark.parametrize("name", LOWERING_TASKS)
+def test_lowered_kernel_passes_the_emulator(name, tmp_path):
+    task = load_task(str(FIXTURES / name))
+    kernel = lower(task)
+    path = tmp_path / f"{name}.cpp"
+    path.write_text(kernel.source)
+    report = check_kernel(path, task, chip="910B2", cases="all")
+    failed = [(c.id, c.failure_class, c.message[:200]) for c in report.cases if not c.passed]
+    diags = [(d.id, d.line, d.message[:200]) for d in report.diagnostics if d.severity == "error"]
+    assert report.compiled and report.correct, (diags, failed)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(check_kernel is None, reason=_SIM_MISSING or "emulator missing")
+@pytest.mark.parametrize("name", ["lw_log_softmax", "lw_masked_bias"])
+def test_lowered_kernel_passes_on_950(name, tmp_path):
+    task = load_task(str(FIXTURES / name))
+    path = tmp_path / f"{name}.cpp"
+    path.write_text(lower(task, chip="950PR").source)
+    report = check_kernel(path, task, chip="950PR", cases="all")
+    assert report.compiled and report.correct, [(c.id, c.message[:200]) for c in report.cases if not c.passed]
+
+
+def test_chip_is_checked():
+    with pytest.raises(BadInput, match="unknown chip"):
+        lower("relu", chip="nope")
+    with pytest.raises(Unsupported, match="DataCopyPad"):
+        lower("relu", chip="310P")
