@@ -26,12 +26,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(names: tuple[str, ...] = COMMANDS) -> argparse.ArgumentParser:
     parser = _Parser(prog="cannpilot",
                      description="A terminal copilot for AscendC kernel engineers.")
     parser.add_argument("--version", action="version", version=f"cannpilot {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
+    for name in names:
         try:
             module = importlib.import_module(f"copilot.commands.{name}")
         except ModuleNotFoundError as exc:
@@ -44,13 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
     if not argv:
         argv = ["tui"] if _has_command("tui") else ["status"]
     if argv == ["status"]:
         from copilot.commands import status
 
         return status.run(None)
+    # The TUI's first paint should not wait for every other command's imports.
+    parser = build_parser(("tui",) if argv[0] == "tui" else COMMANDS)
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
