@@ -53,9 +53,12 @@ snap() { STEP=$((STEP + 1)); screen >"$SCREENS/$(printf '%02d' "$STEP")-$1.txt";
 # wait_for TEXT [TIMEOUT]: poll the screen until it shows TEXT (fixed string).
 wait_for() {
     local text="$1" limit="${2:-$TIMEOUT}" start=$SECONDS
+    local now
     while (( SECONDS - start < limit )); do
-        if screen | grep -qF -- "$text"; then return 0; fi
-        if screen | grep -qF "CANNPILOT_EXIT="; then fail "the app exited while waiting for '$text'"; fi
+        # One capture per poll, judged twice: two captures could straddle the app's exit.
+        now="$(screen)"
+        if grep -qF -- "$text" <<<"$now"; then return 0; fi
+        if grep -qF "CANNPILOT_EXIT=" <<<"$now"; then fail "the app exited while waiting for '$text'"; fi
         sleep 0.5
     done
     fail "timed out after ${limit}s waiting for '$text'"
