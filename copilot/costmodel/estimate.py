@@ -51,14 +51,28 @@ def bytes_moved(case: Case, outs: list[OutputShape]) -> float:
     return float(ins + sum(math.prod(o.shape) * dtype_of(o.dtype).itemsize for o in outs))
 
 
-def estimate_case(build, task: Task, case: Case, chip: str = "910B2") -> Estimate | None:
+def build_for_case(path, task: Task, case: Case, chip, builds: dict):
+    """(build, output shapes, newly built) for `path` with this case's input and output dtypes;
+    `builds` caches one build per dtype combination across calls."""
+    from copilot.backends import sim
+
+    outs = output_shapes(task, case)
+    key = tuple(case.dtypes) + tuple(o.dtype for o in outs)
+    fresh = key not in builds
+    if fresh:
+        builds[key] = sim.build(path, task, list(key), chip)
+    return builds[key], outs, fresh
+
+
+def estimate_case(build, task: Task, case: Case, chip: str = "910B2",
+                  outs: list[OutputShape] | None = None) -> Estimate | None:
     """The estimate for one case of a built kernel, or None when the kernel failed on the case or
-    ran an instruction the cost model cannot time."""
+    ran an instruction the cost model cannot time. `outs`: the output shapes, when known."""
     from copilot.backends import sim
     from copilot.chips import load_chip
 
     profile = load_chip(chip)
-    outs = output_shapes(task, case)
+    outs = outs if outs is not None else output_shapes(task, case)
     inputs = [torch.empty(s, dtype=dtype_of(d).torch, device="meta") for s, d in zip(case.shapes, case.dtypes)]
     run = sim.run(build, task, case, inputs, outputs=outs, chip=profile, sample_blocks=True)
     est = run.extra.get("estimate") if run.ok else None

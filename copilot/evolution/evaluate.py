@@ -173,17 +173,12 @@ class SimEvaluator:
     def _time_case(self, task: Task, case: Case, builds: dict, path: Path):
         """(est_us, roofline_fraction, extra) for one performance case, or None when the cost
         model cannot time this kernel (then the candidate is correct but unranked)."""
-        from copilot.backends import sim
-        from copilot.costmodel.estimate import estimate_case, output_shapes
+        from copilot.costmodel.estimate import build_for_case, estimate_case
 
-        outs = output_shapes(task, case)
-        key = tuple(case.dtypes) + tuple(o.dtype for o in outs)
-        b = builds.get(key)
-        if b is None:
-            b = builds[key] = sim.build(path, task, list(key), self.chip)
+        b, outs, _ = build_for_case(path, task, case, self.chip, builds)
         if not b.ok:
             return None
-        est = estimate_case(b, task, case, self.chip)
+        est = estimate_case(b, task, case, self.chip, outs)
         if est is None:
             return None
         return est.time_us, est.roofline_fraction, {"bottleneck": est.bottleneck, "pipes_us": est.pipes_us,

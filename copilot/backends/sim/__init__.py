@@ -202,15 +202,12 @@ def check_kernel(kernel_path, task, chip: str = DEFAULT_CHIP, cases: str = "quic
 
 def _check_perf(path, task, selected, profile, report, builds, say) -> "CheckReport":
     """`--cases perf`: time the performance cases (sampled blocks, no oracle); nothing is judged."""
-    from copilot.costmodel.estimate import estimate_case, output_shapes
+    from copilot.costmodel.estimate import build_for_case, estimate_case
 
     for case in selected:
-        outs = output_shapes(task, case)
-        key = tuple(case.dtypes) + tuple(o.dtype for o in outs)
-        b = builds.get(key)
-        if b is None:
-            say(f"building {path.name} for {'/'.join(dict.fromkeys(key))} on {profile.name}")
-            b = builds[key] = build(path, task, list(key), profile)
+        b, outs, fresh = build_for_case(path, task, case, profile, builds)
+        if fresh:
+            say(f"built {path.name} for {'/'.join(dict.fromkeys(case.dtypes))} on {profile.name}")
             report.build_seconds += b.seconds
             report.build_cached = report.build_cached and b.cached
             report.diagnostics += b.diagnostics
@@ -219,7 +216,7 @@ def _check_perf(path, task, selected, profile, report, builds, say) -> "CheckRep
             report.compiled = report.correct = False
             return report
         say(f"estimating {case.label()} (sampled blocks)")
-        est = estimate_case(b, task, case, profile.name)
+        est = estimate_case(b, task, case, profile.name, outs)
         message = "timed, not judged" if est else "no estimate: the run failed or used an API the cost model cannot time"
         report.cases.append(CaseResult(case.id, None, None, None, None, message, estimate=est))
     report.diagnostics = _dedupe(report.diagnostics)
