@@ -142,6 +142,23 @@ def _candidate(row: tuple) -> Candidate:
                      pinned=bool(pinned), vetoed=bool(vetoed))
 
 
+def _restore_bottlenecks(conn: sqlite3.Connection, sid: int, candidates: list[Candidate]) -> None:
+    """A candidate's bottleneck is that of its slowest performance case, as the engine records it;
+    the store keeps it in the case's metrics, so a resumed agent is guided as before."""
+    slowest: dict[str, tuple[float, str]] = {}
+    for cid, time_us, metrics in conn.execute(
+            "SELECT candidate_id, time_us, metrics FROM evaluations WHERE session_id=? AND time_us IS NOT NULL",
+            (sid,)):
+        m = _loads(metrics, {})
+        if m.get("role") != "performance" or not m.get("bottleneck"):
+            continue
+        if cid not in slowest or time_us > slowest[cid][0]:
+            slowest[cid] = (time_us, m["bottleneck"])
+    for c in candidates:
+        if c.id in slowest:
+            c.bottleneck = slowest[c.id][1]
+
+
 def _rounds(conn: sqlite3.Connection, sid: int) -> list[RoundSummary]:
     rows = conn.execute("SELECT round, status, strategies, candidates, passed, best_id, best_time_us, "
                         "median_time_us, started_at, finished_at FROM rounds WHERE session_id=? "
@@ -156,6 +173,7 @@ def read_state(conn: sqlite3.Connection, sid: int, path: Path) -> SessionState:
                      "FROM sessions WHERE id=?", (sid,)).fetchone()
     candidates = [_candidate(r) for r in conn.execute(
         f"SELECT {_CANDIDATE_COLUMNS} FROM candidates WHERE session_id=? ORDER BY seq", (sid,))]
+    _restore_bottlenecks(conn, sid, candidates)
     rounds = _rounds(conn, sid)
     last_completed = s[12]
     in_progress = next((r.round for r in rounds if r.round > last_completed and r.status == "running"),

@@ -173,3 +173,14 @@ def test_proposing_a_completed_candidate_again_keeps_its_result(store):
     assert (c.status, c.time_us) == ("passed", 80.0)
     store.propose("s", Candidate(id="r1-c2", code="int other;\n", round=1, origin="llm"))
     assert store.load_session("s").candidate("r1-c2").status == "proposed"  # new code: new work
+
+
+def test_a_resumed_candidate_keeps_the_bottleneck_of_its_slowest_performance_case(store):
+    _round_one(store, random.Random(1))
+    store.evaluated("s", "r1-c2", "passed", time_us=80.0, cases=[
+        {"id": "c0", "passed": True, "role": "correctness"},
+        {"id": "p1", "role": "performance", "est_us": 50.0, "bottleneck": "latency"},
+        {"id": "p2", "role": "performance", "est_us": 130.0, "bottleneck": "memory"}])
+    state = store.load_session("s")
+    assert state.candidate("r1-c2").bottleneck == "memory"
+    assert state.candidate("r1-c1").bottleneck is None      # no performance case recorded

@@ -113,7 +113,10 @@ def markdown(doc: dict) -> str:
              f"- median speedup of the best kernel over the lowering baseline: {fmt(s['median_speedup'], '{:.2f}x')}",
              f"- median roofline fraction of the best kernels: {fmt(s['median_roofline_fraction'], '{:.2f}')}",
              f"- candidates evaluated: {s['candidates']} in {s['seconds']:.0f} s "
-             f"({s['candidates'] / max(s['seconds'], 1e-9) * 60:.1f} per minute)", "",
+             f"({s['candidates'] / max(s['seconds'], 1e-9) * 60:.1f} per minute)",
+             f"- wall time of the bench: {s.get('wall_seconds', s['seconds']):.0f} s"
+             + ("" if doc.get("complete", True) else
+                f" (interrupted or running: {len(doc['tasks'])} of {doc.get('suite_tasks', '?')} tasks)"), "",
              "| task | feasible | baseline µs | best µs | speedup | roofline | candidates | reason |",
              "|---|---|---|---|---|---|---|---|"]
     for r in doc["tasks"]:
@@ -133,18 +136,33 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     store = SessionStore(args.store or out.with_suffix(".sqlite"))
-    rows = []
-    for i, ref in enumerate(refs, start=1):
-        row = bench_task(ref, args, store)
-        rows.append(row)
-        status = (f"best {row['best_us']:.2f} us est., {row['speedup'] or 1:.2f}x" if row["feasible"]
-                  else f"infeasible: {row['reason'][:100]}")
-        print(f"[{i}/{len(refs)}] {row['task']}: {status} ({row['seconds']:.0f} s)", file=sys.stderr, flush=True)
-    store.close()
-    doc = {"agent": args.agent, "chip": args.chip, "backend": "sim", "rounds": args.rounds,
-           "variants": args.variants, "tasks": rows, "summary": summarize(rows)}
-    out.with_suffix(".json").write_text(json.dumps(doc, indent=2))
-    out.with_suffix(".md").write_text(markdown(doc))
+    rows: list[dict] = []
+    started = time.perf_counter()
+
+    def report(complete: bool) -> dict:
+        summary = summarize(rows)
+        summary["wall_seconds"] = time.perf_counter() - started
+        doc = {"agent": args.agent, "chip": args.chip, "backend": "sim", "rounds": args.rounds,
+               "variants": args.variants, "complete": complete, "suite_tasks": len(refs),
+               "tasks": rows, "summary": summary}
+        # Written after every task: an interrupted bench keeps what it measured.
+        out.with_suffix(".json").write_text(json.dumps(doc, indent=2))
+        out.with_suffix(".md").write_text(markdown(doc))
+        return doc
+
+    try:
+        for i, ref in enumerate(refs, start=1):
+            print(f"[{i}/{len(refs)}] {Path(str(ref)).name.removesuffix('.py')} ...", file=sys.stderr, flush=True)
+            row = bench_task(ref, args, store)
+            rows.append(row)
+            status = (f"best {row['best_us']:.2f} us est., {row['speedup'] or 1:.2f}x" if row["feasible"]
+                      else f"infeasible: {row['reason'][:100]}")
+            print(f"[{i}/{len(refs)}] {row['task']}: {status} ({row['seconds']:.0f} s, "
+                  f"{row['candidates']} candidates)", file=sys.stderr, flush=True)
+            report(complete=False)
+    finally:
+        store.close()
+    doc = report(complete=True)
     if args.json:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
