@@ -24,10 +24,13 @@ def request(task, bottleneck, tier="top", strategy="L3.split-d"):
                            parent=parent, parent_tier=tier)
 
 
-async def test_memory_bound_parent_gets_more_cores_first(agent):
+async def test_memory_bound_parent_gets_smaller_tiles_then_more_cores(agent):
     task = load_task("relu")
-    p = await agent.propose(request(task, "memory"))
-    assert p.knobs["block_dim_policy"] == "all_cores" and "memory-bound" in p.notes[0]
+    first = await agent.propose(request(task, "memory"))
+    # default tile_elems=0 is "as large as the UB allows": the move down is a quarter-size cap
+    assert first.knobs["tile_elems"] == 8192 and "memory-bound" in first.notes[0]
+    second = await agent.propose(request(task, "memory"))
+    assert second.knobs["block_dim_policy"] == "all_cores" and "memory-bound" in second.notes[0]
 
 
 async def test_latency_bound_parent_gets_fewer_cores_first(agent):

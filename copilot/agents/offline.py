@@ -32,8 +32,11 @@ STRATEGY_KNOBS: dict[str, tuple[str, ...]] = {
 
 
 # For each bottleneck, the knob moves that address it first: (knob, direction in its value list).
+# A memory-bound kernel with few large tiles per core pays the pipeline's fill and drain (the first
+# copy-in and the last copy-out overlap nothing): smaller tiles shorten them, so that move comes first.
 BOTTLENECK_MOVES: dict[str, tuple[tuple[str, int], ...]] = {
-    "memory": (("tile_elems", +1), ("buffer_num", +1), ("block_dim_policy", -1), ("ub_reserve_bytes", -1)),
+    "memory": (("tile_elems", -2), ("buffer_num", +1), ("block_dim_policy", -1), ("tile_elems", +1),
+               ("ub_reserve_bytes", -1)),
     "latency": (("min_work_elems", +1), ("block_dim_policy", +1), ("tile_elems", +1)),
     "vector": (("tile_elems", +1), ("rows_per_tile", +1), ("split_d_elems", -1)),
     "scalar": (("rows_per_tile", +1), ("tile_elems", +1)),
@@ -63,7 +66,7 @@ class OfflineAgent:
         from copilot.lowering import default_knobs, knob_space
 
         parent_knobs = dict(req.parent.knobs) if req.parent and req.parent.knobs else default_knobs(req.task)
-        space = knob_space(req.task)
+        space = _by_size(knob_space(req.task))
         step = 1 if req.parent_tier in ("top", "pinned", "baseline") else 2 if req.parent_tier == "middle" else 3
         tried = self._seen(req.task.name)
         last_error = ""
@@ -121,8 +124,6 @@ class OfflineAgent:
                 continue
             cur = parent.get(name, values[0])
             i = values.index(cur) if cur in values else 0
-            if name == "tile_elems" and cur == 0 and direction > 0:
-                continue                    # 0 already means "as large as the UB allows"
             j = i + direction
             if 0 <= j < len(values):
                 out.append(({**parent, name: values[j]}, f"{name} {cur} -> {values[j]} (parent is {bottleneck}-bound)"))
@@ -136,6 +137,16 @@ class OfflineAgent:
         from copilot.lowering import lower
 
         return lower(task, chip=chip, knobs=knobs).source
+
+
+def _by_size(space: dict[str, list]) -> dict[str, list]:
+    """The knob space with sizes in increasing order of effect: a cap of 0 means "as many as fit",
+    the largest setting, so it goes last and a step down from it is the largest explicit cap."""
+    out = dict(space)
+    for name in ("tile_elems", "rows_per_tile"):
+        if name in out and 0 in out[name]:
+            out[name] = sorted(v for v in out[name] if v != 0) + [0]
+    return out
 
 
 def _key(knobs: dict) -> tuple:
