@@ -35,3 +35,13 @@ def test_unloadable_task_is_reported_infeasible_and_the_bench_goes_on(tmp_path, 
 def test_bench_rejects_a_suite_that_is_not_a_directory(tmp_path, cli):
     code, out, err = cli("bench", "--suite", str(tmp_path / "nope"))
     assert code == 2 and out == "" and "not a directory" in err
+
+
+def test_a_task_the_lowering_cannot_serve_is_infeasible_with_the_reason(tmp_path, cli):
+    code, out, err = cli("bench", "--tasks", "argmax", "--rounds", "1", "--variants", "1",
+                         "-o", str(tmp_path / "report"), "--json")
+    assert code == 0
+    row = json.loads(out)["tasks"][0]
+    assert row["feasible"] is False
+    assert "no baseline" in row["reason"] and "argmax" in row["reason"], row["reason"]
+    assert json.loads((tmp_path / "report.json").read_text())["complete"] is True

@@ -330,3 +330,15 @@ async def test_resume_replays_an_interrupted_round_with_the_same_requests(task, 
     assert sorted(asked_after) == sorted(asked_before) and len(asked_after) == 6
     assert res.status == "finished" and len(res.rounds) == 2
     store.close()
+
+
+@pytest.mark.parametrize("name", ["add", "rms_norm", "softmax", "sigmoid"])
+def test_round_one_explores_a_different_part_of_the_design_per_variant(name):
+    from copilot.evolution.strategies import FAMILY, round_one_strategies
+    from copilot.tasks import load_task
+
+    every = round_one_strategies(load_task(name))
+    available = {FAMILY.get(s.id, s.id) for s in every}
+    families = [FAMILY.get(s.id, s.id) for s in every[:4]]
+    assert len(set(families)) == min(4, len(available)), families
+    assert len(every) > len(available)     # a second strategy of a family comes only after all

@@ -17,6 +17,7 @@ from copilot.events import (
     Candidate,
     CandidateBuilt,
     CandidateEvaluated,
+    CandidateEvaluationStarted,
     CandidateProposed,
     DecisionMade,
     DecisionNeeded,
@@ -188,6 +189,7 @@ class EvolutionEngine:
         self.next_round = 1
         self._pending_decision: int | None = None     # resume: a round whose decision was never made
         self._resume_round: int | None = None         # resume: the round that was interrupted
+        self._baseline_failure = ""                    # why the agent had no baseline, if it had none
         self._in_flight: set[str] = set()             # resume: candidates to evaluate again
 
     @classmethod
@@ -261,6 +263,8 @@ class EvolutionEngine:
         except CannpilotError as exc:       # e.g. the provider refused the API key
             status, reason = "failed", f"{type(exc).__name__}: {exc}"
         best = self.population.best()
+        if best is None and self._baseline_failure:
+            reason = f"{reason}; no baseline: {self._baseline_failure}"
         self.sink.emit(SessionFinished(self.session, status=status, best_id=best.id if best else None,
                                        reason=reason))
         return EvolutionResult(status, reason, best, self.baseline, self._round1_best(), self.rounds,
@@ -292,6 +296,7 @@ class EvolutionEngine:
     async def _evaluate_baseline(self) -> None:
         proposal = await self.agent.baseline(self.task, self.settings.chip)
         if proposal is None or proposal.code is None:
+            self._baseline_failure = proposal.failure if proposal else ""
             return
         c = Candidate(id="r0-base", code=proposal.code, round=0, origin=proposal.origin,  # type: ignore[arg-type]
                       strategy="baseline", agency_mode=proposal.agency_mode, knobs=dict(proposal.knobs))  # type: ignore[arg-type]
@@ -334,6 +339,7 @@ class EvolutionEngine:
 
         async def one(c: Candidate) -> None:
             async with sem:
+                self.sink.emit(CandidateEvaluationStarted(self.session, candidate_id=c.id))
                 ev = await self.evaluator.evaluate(self.task, c)
             self._record(c, ev)
             self._in_flight.discard(c.id)
@@ -387,6 +393,7 @@ class EvolutionEngine:
 
         async def one(c: Candidate) -> None:
             async with sem:
+                self.sink.emit(CandidateEvaluationStarted(self.session, candidate_id=c.id))
                 ev = await self.evaluator.evaluate(self.task, c)
             self._record(c, ev)
 
