@@ -59,3 +59,10 @@ def test_waitflag_delays_the_waiting_pipe_until_the_flag(figures):
 def test_unaligned_gm_and_short_bursts_move_slower(figures):
     assert figures["unaligned"] > 1.2 * figures["aligned"]
     assert figures["shortrows"] > 2 * figures["aligned"]
+
+
+def test_copies_into_one_buffer_pipeline_on_their_pipe(figures):
+    # Same-pipe writes stay in order without waiting for each copy's latency ...
+    assert figures["copies_same"] == pytest.approx(figures["copies_distinct"], rel=1e-6)
+    # ... while another pipe writing that buffer waits for the data to land.
+    assert figures["v_after_copies"] > figures["copy_end"]

@@ -66,12 +66,24 @@ int main() {
     aligned.dma(MTE2, 1, 65536, true, {}, {0});
     unaligned.dma(MTE2, 1, 65536, false, {}, {0});
     shortrows.dma(MTE2, 512, 128, true, {}, {0});
+    // Three copies into one buffer on the in-order MTE2 pipeline like copies into three buffers;
+    // a vector write to that buffer still waits for the last copy's data to land.
+    Timeline same(p), distinct(p), then_vector(p);
+    double copy_end = 0;
+    for (int k = 0; k < 3; ++k) {
+        same.dma(MTE2, 1, 8192, true, {}, {0});
+        distinct.dma(MTE2, 1, 8192, true, {}, {k});
+        copy_end = then_vector.dma(MTE2, 1, 8192, true, {}, {0});
+    }
+    const double v_after_copies = then_vector.vector(256, 1.0, {}, {0});
     std::printf("{\"single_sat\":%.1f,\"double_sat\":%.1f,\"single\":%.1f,\"double\":%.1f,\"tiny\":%.1f,\"c1\":%.1f,\"c2\":%.1f,\"c4\":%.1f,\"c8\":%.1f,\"c24\":%.1f,"
                 "\"c48\":%.1f,\"fp16\":%.1f,\"fp32\":%.1f,\"heavy_v\":%.1f,\"heavy_mte2\":%.1f,"
                 "\"heavy_cycles\":%.1f,\"barred\":%.1f,\"flag_v_end\":%.1f,\"flag_mte2_end\":%.1f,"
-                "\"aligned\":%.1f,\"unaligned\":%.1f,\"shortrows\":%.1f}\n",
+                "\"aligned\":%.1f,\"unaligned\":%.1f,\"shortrows\":%.1f,\"copies_same\":%.1f,"
+                "\"copies_distinct\":%.1f,\"copy_end\":%.1f,\"v_after_copies\":%.1f}\n",
                 single_sat, dbl_sat, single, dbl, tiny, c1, c2, c4, c8, c24, c48, fp16, fp32, h.busy[V], h.busy[MTE2], h.cycles, barred.finish().cycles,
                 v_end, flagged.finish().busy[MTE2], aligned.finish().cycles, unaligned.finish().cycles,
-                shortrows.finish().cycles);
+                shortrows.finish().cycles, same.finish().cycles,
+                distinct.finish().cycles, copy_end, v_after_copies);
     return 0;
 }

@@ -6,7 +6,9 @@
 //   - the UB buffers it reads hold their data (read after write), and
 //   - the UB buffers it writes are no longer being read or written by earlier instructions
 //     (write after read / write after write): this is what AllocTensor waiting for FreeTensor
-//     costs on the chip, and why double buffering overlaps copies with compute.
+//     costs on the chip, and why double buffering overlaps copies with compute. A pipe keeps its
+//     own instructions in order, so a write after a write by the same pipe (several copies into
+//     one buffer) waits only for that pipe, not for the earlier copy's data to land.
 // Flags and barriers add the waits the kernel asked for. MTE2 and MTE3 are separate engines, each
 // moving at most `core_dma_bytes_per_cycle`; together they share the core's slice of HBM bandwidth
 // (chip bandwidth divided among the cores that stream at once). That sharing is modelled as a
@@ -105,7 +107,12 @@ public:
         t += p_.scalar_access_cycles;
         s_time_ = t;
         cost_.busy[S] += p_.scalar_access_cycles;
-        if (write) st.ready = t; else st.readers_done = std::max(st.readers_done, t);
+        if (write) {
+            st.ready = t;
+            st.writer = S;
+        } else {
+            st.readers_done = std::max(st.readers_done, t);
+        }
         ++cost_.instructions;
     }
 
@@ -160,7 +167,10 @@ public:
     }
 
 private:
-    struct SlotTimes { double ready = 0, readers_done = 0; };
+    struct SlotTimes {
+        double ready = 0, readers_done = 0;
+        int writer = -1;        // the pipe of the last write
+    };
     struct Flag { int event, id; double time; };
 
     SlotTimes& at(int slot) {
@@ -176,12 +186,19 @@ private:
         cost_.busy[S] += p_.scalar_issue_cycles;
         double start = std::max(s_time_, pipe_free_[pipe]);
         for (int r : reads) start = std::max(start, at(r).ready);
-        for (int w : writes) start = std::max({start, at(w).ready, at(w).readers_done});
+        for (int w : writes) {
+            const SlotTimes& st = at(w);
+            start = std::max({start, st.writer == pipe ? 0.0 : st.ready, st.readers_done});
+        }
         pipe_free_[pipe] = start + cycles;
         const double end = start + cycles + latency;
         cost_.busy[pipe] += cycles;
         for (int r : reads) { SlotTimes& st = at(r); st.readers_done = std::max(st.readers_done, end); }
-        for (int w : writes) at(w).ready = end;
+        for (int w : writes) {
+            SlotTimes& st = at(w);
+            st.ready = std::max(st.ready, end);
+            st.writer = pipe;
+        }
         last_end_ = std::max(last_end_, end);
         ++cost_.instructions;
         return end;
