@@ -27,7 +27,7 @@ def test_check_json_for_a_correct_kernel(cli):
     assert [c["id"] for c in doc["cases"]] == ["9", "1"]
     for c in doc["cases"]:
         assert set(c) == {"id", "passed", "mere", "mare", "failure_class", "est_us", "t_hw_us",
-                          "roofline_fraction", "pipes", "hbm_us", "bottleneck", "timing"}
+                          "roofline_fraction", "roofline_terms", "pipes", "hbm_us", "bottleneck", "timing"}
         assert c["passed"] is True and c["timing"] == "estimate"
         assert c["est_us"] >= c["t_hw_us"] > 0 and 0 < c["roofline_fraction"] <= 1
         assert set(c["pipes"]) == {"MTE2", "MTE3", "V", "S"}

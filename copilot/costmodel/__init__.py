@@ -94,11 +94,14 @@ class Estimate:
     unmodelled: int = 0                    # instructions without a cost: the estimate is incomplete
     hbm_us: float = 0.0                    # the slowest core's traffic through its share of HBM
     timing: str = "estimate"
+    # the roofline's two terms: {"memory_us", "vector_us" (None: the golden's vector work is
+    # unknown, the bound is the memory term alone), "vector_note" (why, when None)}
+    roofline_terms: dict | None = None
 
     def to_json(self) -> dict:
         return {"est_us": self.time_us, "pipes": self.pipes_us, "hbm_us": self.hbm_us, "bottleneck": self.bottleneck,
                 "t_hw_us": self.t_hw_us, "roofline_fraction": self.roofline_fraction,
-                "block_dim": self.block_dim, "timing": self.timing}
+                "roofline_terms": self.roofline_terms, "block_dim": self.block_dim, "timing": self.timing}
 
 
 def parse_block_costs(lines: list[str]) -> list[dict]:
@@ -141,17 +144,30 @@ def combine(blocks: list[dict], params: CostParams, block_dim: int) -> Estimate:
                     block_dim=block_dim, unmodelled=unmodelled, hbm_us=hbm_us)
 
 
-def roofline_us(bytes_moved: float, vector_bytes: float, params: CostParams, vector_cores: int) -> float:
-    """The hardware lower bound: the bytes that must cross HBM at peak bandwidth, or the vector work
-    the math needs on every vector core at full rate, whichever is longer."""
+def roofline_terms(bytes_moved: float, vector_bytes: float | None, params: CostParams, vector_cores: int,
+                   vector_note: str = "") -> dict:
+    """The roofline's terms in µs: the bytes that must cross HBM at peak bandwidth, and the vector
+    work the math needs (weighted bytes: repeats x API weight x 256 B) on every vector core at full
+    rate; `vector_us` is None when that work is unknown."""
     t_mem = bytes_moved / (params.hbm_peak_gbps * 1e3)
-    t_vec = vector_bytes / (vector_cores * params.vector_bytes_per_cycle * params.clock_ghz * 1e3)
-    return max(t_mem, t_vec)
+    t_vec = None if vector_bytes is None else \
+        vector_bytes / (vector_cores * params.vector_bytes_per_cycle * params.clock_ghz * 1e3)
+    terms = {"memory_us": t_mem, "vector_us": t_vec}
+    if t_vec is None:
+        terms["vector_note"] = vector_note or "the vector work of the golden is unknown"
+    return terms
 
 
-def with_roofline(est: Estimate, t_hw_us: float) -> Estimate:
+def roofline_us(bytes_moved: float, vector_bytes: float | None, params: CostParams, vector_cores: int) -> float:
+    """The hardware lower bound: the longer of the roofline's terms (see `roofline_terms`)."""
+    terms = roofline_terms(bytes_moved, vector_bytes, params, vector_cores)
+    return max(terms["memory_us"], terms["vector_us"] or 0.0)
+
+
+def with_roofline(est: Estimate, t_hw_us: float, terms: dict | None = None) -> Estimate:
     """Attach the roofline; the estimate never falls below it (a model that did would be wrong)."""
     est.t_hw_us = t_hw_us
+    est.roofline_terms = terms
     if est.time_us < t_hw_us:
         est.time_us = t_hw_us
     est.roofline_fraction = t_hw_us / est.time_us if est.time_us > 0 else None

@@ -1,10 +1,14 @@
 """Estimate a kernel's time on one case without judging it: the performance half of an evaluation.
 
 Correctness is established on the quick tier; a performance case only needs the kernel's
-instruction stream. So the inputs are zeros, never materialised (the stream does not depend on values in the
-kernels we time; a kernel whose control flow does would be timed on zeros), the output shapes come from the
-golden run on meta tensors (no fp64 oracle), and only the first, middle and last blocks run: under
-the standard split every core gets the same work but the tail ones, so these include the slowest.
+instruction stream. So the emulator runs in count-only mode (control flow, rule checks and cost
+accounting, no data moved: a kernel whose control flow depends on data values is timed as if its
+data were zeros), the output shapes come from the golden run on meta tensors (no fp64 oracle), and
+only the first, middle and last blocks run: under the standard split every core gets the same work
+but the tail ones, so these include the slowest.
+
+The roofline (`t_hw_us`) is the longer of two terms: the bytes that must cross HBM, and the vector
+work the golden's math needs (its aten ops, recorded on meta tensors, mapped to device-API weights).
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ import math
 from dataclasses import dataclass
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
-from copilot.costmodel import Estimate, cost_params, roofline_us, with_roofline
+from copilot.costmodel import API_WEIGHTS, Estimate, cost_params, roofline_terms, with_roofline
 from copilot.dtypes import dtype as dtype_of
 from copilot.dtypes import from_torch
 from copilot.tasks.model import Case, Task
@@ -51,6 +56,146 @@ def bytes_moved(case: Case, outs: list[OutputShape]) -> float:
     return float(ins + sum(math.prod(o.shape) * dtype_of(o.dtype).itemsize for o in outs))
 
 
+# The device APIs a kernel needs per element for each aten op the goldens use, the cheapest
+# formulation (a lower bound): "in" counts elements of the first tensor argument (reductions,
+# normalisations, softmax), "out" elements of the result. `reduce_sum|max|min` stand for the cheapest
+# reduction API of that kind. Per-row work (a row's reciprocal, its log) is left out.
+VECTOR_RECIPES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "add": ("out", ("Add",)), "sub": ("out", ("Sub",)), "rsub": ("out", ("Sub",)), "mul": ("out", ("Mul",)),
+    "div": ("out", ("Div",)), "neg": ("out", ("Muls",)), "abs": ("out", ("Abs",)), "relu": ("out", ("Relu",)),
+    "leaky_relu": ("out", ("LeakyRelu",)), "maximum": ("out", ("Max",)), "minimum": ("out", ("Min",)),
+    "clamp_min": ("out", ("Maxs",)), "clamp_max": ("out", ("Mins",)), "exp": ("out", ("Exp",)),
+    "log": ("out", ("Ln",)), "sqrt": ("out", ("Sqrt",)), "rsqrt": ("out", ("Rsqrt",)),
+    "reciprocal": ("out", ("Reciprocal",)), "square": ("out", ("Mul",)),
+    "addcmul": ("out", ("Mul", "Add")),
+    "sigmoid": ("out", ("Muls", "Exp", "Adds", "Reciprocal")),
+    "silu": ("out", ("Muls", "Exp", "Adds", "Reciprocal", "Mul")),
+    "tanh": ("out", ("Muls", "Exp", "Adds", "Reciprocal", "Muls", "Adds")),      # 2 sigmoid(2x) - 1
+    "gelu": ("out", ("Mul", "Mul", "Muls", "Add", "Muls", "Exp", "Adds", "Reciprocal", "Mul")),   # x sigmoid(a(x + b x^3))
+    "erf": ("out", ("Maxs", "Mins", "Mul") + ("Mul", "Adds") * 4 + ("Mul", "Adds") * 3 + ("Mul", "Div")),  # rational fit
+    "softplus": ("out", ("Exp", "Adds", "Ln")),
+    "mish": ("out", ("Exp", "Adds", "Ln", "Muls", "Exp", "Adds", "Reciprocal", "Muls", "Adds", "Mul")),
+    "hardswish": ("out", ("Adds", "Maxs", "Mins", "Mul", "Muls")),
+    "ne": ("out", ("Compares",)), "eq": ("out", ("Compares",)), "gt": ("out", ("Compares",)),
+    "lt": ("out", ("Compares",)), "ge": ("out", ("Compares",)), "le": ("out", ("Compares",)),
+    "where": ("out", ("Select",)), "masked_fill": ("out", ("Select",)), "round": ("out", ("Cast",)),
+    "_to_copy": ("out", ("Cast",)),
+    "sum": ("in", ("reduce_sum",)), "mean": ("in", ("reduce_sum",)), "amax": ("in", ("reduce_max",)),
+    "amin": ("in", ("reduce_min",)), "argmax": ("in", ("reduce_max",)), "argmin": ("in", ("reduce_min",)),
+    "linalg_vector_norm": ("in", ("Mul", "reduce_sum")),
+    "logsumexp": ("in", ("reduce_max", "Adds", "Exp", "reduce_sum")),
+    "_softmax": ("in", ("reduce_max", "Adds", "Exp", "reduce_sum", "Muls")),
+    "_log_softmax": ("in", ("reduce_max", "Adds", "Exp", "reduce_sum", "Adds")),
+    "native_layer_norm": ("in", ("reduce_sum", "Adds", "Mul", "reduce_sum", "Muls")),
+    "native_group_norm": ("in", ("reduce_sum", "Adds", "Mul", "reduce_sum", "Muls")),
+    "native_batch_norm": ("in", ("reduce_sum", "Adds", "Mul", "reduce_sum", "Muls")),
+}
+# Views, layout, allocation and copies the DMA engines can do: no vector work.
+NO_VECTOR_WORK = {"view", "_unsafe_view", "reshape", "expand", "unsqueeze", "squeeze", "permute", "transpose", "t",
+                  "slice", "select", "split", "split_with_sizes", "unbind", "cat", "stack", "clone", "contiguous",
+                  "alias", "detach", "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones",
+                  "ones_like", "full", "full_like", "fill", "copy", "copy_", "lift_fresh", "lift_fresh_copy",
+                  "_reshape_alias", "as_strided", "new_empty", "new_zeros", "scalar_tensor"}
+REDUCTION_FAMILIES = {"reduce_sum": ("ReduceSum", "WholeReduceSum", "BlockReduceSum"),
+                      "reduce_max": ("ReduceMax", "WholeReduceMax", "BlockReduceMax"),
+                      "reduce_min": ("ReduceMin", "WholeReduceMin", "BlockReduceMin")}
+
+
+@dataclass(frozen=True)
+class VectorWork:
+    """The vector work a case's math needs: weighted bytes (elements x element bytes x API weight,
+    i.e. 256-byte repeats x weight x 256), or None with the reason it is unknown."""
+
+    weighted_bytes: float | None
+    note: str = ""
+
+
+def _api_weight(api: str) -> float:
+    family = REDUCTION_FAMILIES.get(api)
+    if family:
+        return min(API_WEIGHTS.get(a, 1.0) for a in family)
+    return API_WEIGHTS.get(api, 1.0)
+
+
+def _recipe(name: str, args: tuple) -> tuple[str, tuple[str, ...]] | None:
+    """The recipe of one aten op; arguments decide where the op's cost depends on them."""
+    if name == "pow":              # x ** 2 is a Mul, x ** 0.5 a Sqrt, anything else exp(p ln x)
+        p = args[1] if len(args) > 1 and isinstance(args[1], (int, float)) else None
+        return ("out", ("Mul",) if p == 2 else ("Sqrt",) if p == 0.5 else ("Ln", "Muls", "Exp"))
+    if name == "clamp":
+        return ("out", tuple(api for api, bound in (("Maxs", args[1:2]), ("Mins", args[2:3]))
+                             if bound and bound[0] is not None))
+    if name in ("native_layer_norm", "native_group_norm", "native_batch_norm"):
+        kind, apis = VECTOR_RECIPES[name]
+        affine = tuple(api for api, a in (("Mul", args[1:2] if name == "native_batch_norm" else args[2:3]),
+                                          ("Add", args[2:3] if name == "native_batch_norm" else args[3:4]))
+                       if a and isinstance(a[0], torch.Tensor))
+        return kind, apis + affine
+    return VECTOR_RECIPES.get(name)
+
+
+def _compute_bytes(dtype: torch.dtype, arch: int) -> int:
+    """Bytes per element the vector unit works in: bf16 is computed in fp32 where the chip's vector
+    APIs have no bf16 (A2/A3, 310P); booleans and 8-bit types as bytes."""
+    if dtype == torch.bfloat16 and arch != 3510:
+        return 4
+    return max(1, torch.empty(0, dtype=dtype).element_size())
+
+
+class _AtenRecorder(TorchDispatchMode):
+    """Records every aten op (name, arguments, result) run under it."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        return False    # never compiled; skipping would import torch._dynamo (2-3 s) on first use
+
+    def __init__(self):
+        super().__init__()
+        self.seen: list[tuple[str, tuple, object]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        self.seen.append((func.overloadpacket.__name__, tuple(args), out))
+        return out
+
+
+def vector_work(task: Task, case: Case, arch: int = 2201) -> VectorWork:
+    """Run the golden on meta tensors, recording each aten op, and add up the vector work of its
+    recipe. Unknown when the golden has no meta kernel or uses an op without a recipe."""
+    record = _AtenRecorder()
+    metas = [torch.empty(s, dtype=dtype_of(d).torch, device="meta") for s, d in zip(case.shapes, case.dtypes)]
+    attrs = {k: v for k, v in case.attrs.items() if v is not None}
+    try:
+        with torch.no_grad(), record:
+            task.golden(*metas, **attrs)
+    except Exception as exc:
+        return VectorWork(None, f"the golden does not run on meta tensors ({type(exc).__name__})")
+    total = 0.0
+    for name, args, out in record.seen:
+        result = out[0] if isinstance(out, (tuple, list)) and out else out
+        if name in NO_VECTOR_WORK or not isinstance(result, torch.Tensor):   # views; dtype/shape queries
+            continue
+        recipe = _recipe(name, args)
+        if recipe is None:
+            return VectorWork(None, f"aten.{name} has no vector-work recipe in the cost model")
+        basis, apis = recipe
+        first = next((a for a in args if isinstance(a, torch.Tensor)), None)
+        t = first if basis == "in" and first is not None else result
+        dt = first.dtype if first is not None and basis == "in" else t.dtype
+        if not dt.is_floating_point and first is not None:     # compares, selects: the operands' type
+            dt = first.dtype
+        total += t.numel() * _compute_bytes(dt, arch) * sum(_api_weight(a) for a in apis)
+    return VectorWork(total)
+
+
+def case_roofline(task: Task, case: Case, outs: list[OutputShape], chip) -> tuple[float, dict]:
+    """(t_hw_us, terms) of a case on a chip profile: see `copilot.costmodel.roofline_terms`."""
+    params = cost_params(chip.name)
+    work = vector_work(task, case, chip.arch)
+    terms = roofline_terms(bytes_moved(case, outs), work.weighted_bytes, params, chip.vector_cores, work.note)
+    return max(terms["memory_us"], terms["vector_us"] or 0.0), terms
+
+
 def build_for_case(path, task: Task, case: Case, chip, builds: dict):
     """(build, output shapes, newly built) for `path` with this case's input and output dtypes;
     `builds` caches one build per dtype combination across calls."""
@@ -74,9 +219,8 @@ def estimate_case(build, task: Task, case: Case, chip: str = "910B2",
     profile = load_chip(chip)
     outs = outs if outs is not None else output_shapes(task, case)
     inputs = [torch.empty(s, dtype=dtype_of(d).torch, device="meta") for s, d in zip(case.shapes, case.dtypes)]
-    run = sim.run(build, task, case, inputs, outputs=outs, chip=profile, sample_blocks=True)
+    run = sim.run(build, task, case, inputs, outputs=outs, chip=profile, sample_blocks=True, count_only=True)
     est = run.extra.get("estimate") if run.ok else None
     if est is None:
         return None
-    params = cost_params(profile.name)
-    return with_roofline(est, roofline_us(bytes_moved(case, outs), 0.0, params, profile.vector_cores))
+    return with_roofline(est, *case_roofline(task, case, outs, profile))

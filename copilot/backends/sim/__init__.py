@@ -52,9 +52,10 @@ class CaseResult:
 
 def _estimate_json(est) -> dict:
     if est is None:
-        return {"est_us": None, "t_hw_us": None, "roofline_fraction": None, "pipes": None, "bottleneck": None,
-                "timing": "estimate"}
+        return {"est_us": None, "t_hw_us": None, "roofline_fraction": None, "roofline_terms": None, "pipes": None,
+                "bottleneck": None, "timing": "estimate"}
     return {"est_us": est.time_us, "t_hw_us": est.t_hw_us, "roofline_fraction": est.roofline_fraction,
+            "roofline_terms": est.roofline_terms,
             "pipes": {"MTE2": est.pipes_us.get("MTE2", 0.0), "MTE3": est.pipes_us.get("MTE3", 0.0),
                       "V": est.pipes_us.get("V", 0.0), "S": est.pipes_us.get("S", 0.0)},
             "hbm_us": est.hbm_us, "bottleneck": est.bottleneck, "timing": "estimate"}
@@ -186,11 +187,10 @@ def check_kernel(kernel_path, task, chip: str = DEFAULT_CHIP, cases: str = "quic
             failure = failure or "rule_error"
         est = r.extra.get("estimate") if passed else None
         if est is not None:
-            from copilot.costmodel import cost_params, roofline_us, with_roofline
-            from copilot.costmodel.estimate import bytes_moved
+            from copilot.costmodel import with_roofline
+            from copilot.costmodel.estimate import case_roofline
 
-            est = with_roofline(est, roofline_us(bytes_moved(case, ref.outputs), 0.0, cost_params(profile.name),
-                                                 profile.vector_cores))
+            est = with_roofline(est, *case_roofline(task, case, ref.outputs, profile))
         report.cases.append(CaseResult(case.id, passed, verdict.mere, verdict.mare, failure, message,
                                        r.block_dim, r.wall_seconds, est))
         say(f"case {case.id}: {'pass' if passed else 'FAIL'} ({r.wall_seconds:.2f} s)")

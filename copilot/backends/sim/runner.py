@@ -249,14 +249,23 @@ def _parse_result(text: str) -> dict:
 
 def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | None = None,
         chip: ChipProfile | str | None = None, limits: Limits | None = None,
-        block_cpu_seconds: int | None = None, jobs: int | None = None, sample_blocks: bool = False) -> Run:
+        block_cpu_seconds: int | None = None, jobs: int | None = None, sample_blocks: bool = False,
+        count_only: bool = False, timing: bool = True) -> Run:
     """Run `case` of `task` on the built launcher. `outputs` are the output specs (name, shape,
-    dtype); by default they come from the task's reference."""
+    dtype); by default they come from the task's reference.
+
+    `sample_blocks`: run only the first, middle and last block (estimates). `count_only`: the device
+    API runs control flow, rule checks and cost accounting but moves no data; GM is anonymous zero
+    memory, no tensor file is written or read back (`inputs` may be meta tensors) and `outputs` of
+    the Run is empty. `timing=False` leaves the cost model out (functional only: no estimate)."""
     if not build.ok or build.artifact is None:
         raise BadInput("cannot run a candidate that did not build")
     chip = load_chip(chip or build.chip)
     limits = limits or default_limits()
-    if outputs is None:
+    if outputs is None and count_only:     # no values: shapes from the golden on meta tensors
+        from copilot.costmodel.estimate import output_shapes
+        outputs = output_shapes(task, case)
+    elif outputs is None:
         from copilot.oracle import reference
         outputs = reference(task, case, inputs).outputs
     outputs = [OutputSpec(o.name, tuple(o.shape), str(o.dtype)) for o in outputs]
@@ -269,25 +278,32 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
 
         params = cost_params(chip.name)
         lines = [_chip_line(chip), f"jobs {jobs}", f"block_cpu_seconds {block_cpu}",
-                 params.cxx_line(chip.vector_cores), f"sample_blocks {int(sample_blocks)}"]
+                 f"sample_blocks {int(sample_blocks)}", f"count_only {int(count_only)}"]
+        if timing:
+            lines.append(params.cxx_line(chip.vector_cores))
         gm_bytes = 0
         for i, (spec, t) in enumerate(zip(task.inputs, inputs)):
             dt = lookup_dtype(str(t.dtype).replace("torch.", ""))
             nbytes = t.numel() * dt.itemsize
-            # Sampled (estimate-only) runs need shapes, not values: the file stays sparse zeros.
-            pad = _write_tensor(workdir / f"in{i}.bin", None if sample_blocks else t, nbytes)
+            if count_only:             # anonymous GM in the launcher: same padding, no file
+                pad, name = _pad_for(nbytes), "-"
+            else:                      # sampled runs need shapes, not values: the file stays sparse zeros
+                pad, name = _write_tensor(workdir / f"in{i}.bin", None if sample_blocks else t, nbytes), f"in{i}.bin"
             gm_bytes += nbytes
             lines.append(f"input {spec.name} {GE_CODES[dt.ge]} {t.dim()} {' '.join(map(str, t.shape))} "
-                         f"in{i}.bin {pad} {nbytes}")
+                         f"{name} {pad} {nbytes}")
         out_pads = []
         for i, spec in enumerate(outputs):
             dt = lookup_dtype(spec.dtype)
             nbytes = math.prod(spec.shape) * dt.itemsize
-            pad = _write_tensor(workdir / f"out{i}.bin", None, nbytes)
+            if count_only:
+                pad, name = _pad_for(nbytes), "-"
+            else:
+                pad, name = _write_tensor(workdir / f"out{i}.bin", None, nbytes), f"out{i}.bin"
             out_pads.append(pad)
             gm_bytes += nbytes
             lines.append(f"output {spec.name} {GE_CODES[dt.ge]} {len(spec.shape)} "
-                         f"{' '.join(map(str, spec.shape))} out{i}.bin {pad} {nbytes}")
+                         f"{' '.join(map(str, spec.shape))} {name} {pad} {nbytes}")
         values = getattr(case, "attrs", {}) or {}
         for a in getattr(task, "attrs", []):
             v = values.get(a.name, a.default)
@@ -341,11 +357,11 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
                                         "run finished" + (f": {res.stderr.strip()[-300:]}" if res.stderr.strip()
                                                           else ""), 0, RUN_HINTS["RUN.CRASH"]))
         diags += run_diags
-        outs = [] if sample_blocks else [_read_tensor(workdir / f"out{i}.bin", out_pads[i], spec)
+        outs = [] if sample_blocks or count_only else [_read_tensor(workdir / f"out{i}.bin", out_pads[i], spec)
                                          for i, spec in enumerate(outputs)]
         ok = (result["end"] == "ok" and not res.timed_out and not any(d.is_error for d in diags)
               and all(kind == "exit" and detail == 0 for _, kind, detail in result["blocks"]))
-        estimate = _estimate(diag_lines, params, result["block_dim"]) if ok else None
+        estimate = _estimate(diag_lines, params, result["block_dim"]) if ok and timing else None
         return Run(ok=ok, outputs=outs, diagnostics=diags, block_dim=result["block_dim"],
                    tiling_key=result["key"], wall_seconds=wall, stdout=res.stdout,
                    time_us=estimate.time_us if estimate else None, timing="estimate",

@@ -108,7 +108,7 @@ inline void run_cast(Operand* ops, const Lanes& L, AscendC::RoundMode mode, cons
     const uint64_t lanes = check_operands("Cast", ops, 2, L, loc);
     uint8_t* d = ub_at(ops[0].addr); const uint8_t* s = ub_at(ops[1].addr);
     const float deq = detail::state().deq_scale;
-    for_lanes<2>(ops, L, [&](uint64_t i, uint64_t j) {
+    if (!count_only()) for_lanes<2>(ops, L, [&](uint64_t i, uint64_t j) {
         double v = to_double(ld<S>(s + j * sizeof(S)));
         if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, half>) v *= deq;
         st<D>(d + i * sizeof(D), cast_value<D>(v, mode));

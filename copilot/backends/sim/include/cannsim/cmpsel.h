@@ -40,7 +40,8 @@ inline void run_compare(const char* api, const AscendC::LocalTensor<U>& dst, Ope
         if (v) d[bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
         else d[bit / 8] &= static_cast<uint8_t>(~(1u << (bit % 8)));
     };
-    if (L.count_form) {
+    if (count_only()) {          // count-only mode: checks and accounting, no data
+    } else if (L.count_form) {
         for (uint64_t k = 0; k < L.count; ++k) put(k, cmp(to_calc(ld<T>(a + k * sizeof(T))), get_b(k), mode));
     } else {
         for (int r = 0; r < L.repeat; ++r)
@@ -70,7 +71,8 @@ inline void run_select(const char* api, Operand* ops, int nops, const AscendC::L
     uint8_t* d = ub_at(ops[0].addr);
     const uint8_t* a = ub_at(ops[1].addr);
     auto bit = [&](uint64_t b) { if (repeat_mask) b %= per; return (m[b / 8] >> (b % 8)) & 1u; };
-    if (L.count_form) {
+    if (count_only()) {          // count-only mode: checks and accounting, no data
+    } else if (L.count_form) {
         for (uint64_t k = 0; k < L.count; ++k)
             st<T>(d + k * sizeof(T), bit(k) ? ld<T>(a + k * sizeof(T)) : get_b(k));
     } else {

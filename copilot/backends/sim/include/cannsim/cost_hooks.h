@@ -29,7 +29,8 @@ struct Hooks {
     Params params;
     Timeline timeline;
     Pending pending;
-    bool enabled = false;        // off until the harness configures a cost model
+    bool enabled = false;        // off until the harness configures a cost model: a run without a
+                                 // `cost` line is functional only (no timing work at all)
 };
 
 inline Hooks& hooks() {
@@ -98,11 +99,13 @@ inline void begin_block(int64_t block_num) {
 }
 
 inline void note_operand(int slot, bool is_dst) {
+    if (!hooks().enabled) return;
     Pending& q = hooks().pending;
     if (is_dst) { if (q.nwrites < 4) q.writes[q.nwrites++] = slot; }
     else if (q.nreads < 8) q.reads[q.nreads++] = slot;
 }
 inline void note_write(int slot) {
+    if (!hooks().enabled) return;
     Pending& q = hooks().pending;
     for (int i = 0; i < q.nwrites; ++i)
         if (q.writes[i] == slot) return;
@@ -118,6 +121,7 @@ inline std::vector<GmRegion>& gm_regions() {
 
 // A copy moves `rows` bursts of `row_bytes`; `gm` is the GM address of its first byte.
 inline void note_rows(double rows, double row_bytes, const void* gm) {
+    if (!hooks().enabled) return;
     Pending& q = hooks().pending;
     q.rows = rows;
     q.row_bytes = row_bytes;
@@ -129,6 +133,7 @@ inline void note_rows(double rows, double row_bytes, const void* gm) {
 
 // A multi-row copy: `rows` bursts of `row_bytes` (the GM address was noted by the bounds check).
 inline void set_row_shape(double rows, double row_bytes) {
+    if (!hooks().enabled) return;
     Pending& q = hooks().pending;
     q.rows = rows;
     q.row_bytes = row_bytes;

@@ -50,7 +50,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     const uint64_t bytes = cannsim::datacopy_bytes(count, sizeof(T), loc);
     cannsim::ub_operand_checks("DataCopy", "dst", dst, 0, bytes, loc);
     cannsim::gm_bytes_check("DataCopy", src, 0, bytes, loc);
-    std::memcpy(cannsim::ub_at(dst.addr_), src.base_, bytes);
+    if (!cannsim::count_only()) std::memcpy(cannsim::ub_at(dst.addr_), src.base_, bytes);
     cannsim::mark_written(dst.slot_, PIPE_MTE2);
     cannsim::record_cost(PIPE_MTE2, "DataCopy", cannsim::dtype_of<T>(), bytes / sizeof(T), bytes);
 }
@@ -60,7 +60,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     const uint64_t bytes = cannsim::datacopy_bytes(count, sizeof(T), loc);
     cannsim::ub_operand_checks("DataCopy", "src", src, 0, bytes, loc);
     cannsim::gm_bytes_check("DataCopy", dst, 0, bytes, loc);
-    std::memcpy(dst.base_, cannsim::ub_at(src.addr_), bytes);
+    if (!cannsim::count_only()) std::memcpy(dst.base_, cannsim::ub_at(src.addr_), bytes);
     cannsim::record_cost(PIPE_MTE3, "DataCopy", cannsim::dtype_of<T>(), bytes / sizeof(T), bytes);
 }
 template <typename T>
@@ -69,7 +69,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     const uint64_t bytes = cannsim::datacopy_bytes(count, sizeof(T), loc);
     cannsim::ub_operand_checks("DataCopy", "src", src, 0, bytes, loc);
     cannsim::ub_operand_checks("DataCopy", "dst", dst, 0, bytes, loc);
-    std::memmove(cannsim::ub_at(dst.addr_), cannsim::ub_at(src.addr_), bytes);
+    if (!cannsim::count_only()) std::memmove(cannsim::ub_at(dst.addr_), cannsim::ub_at(src.addr_), bytes);
     cannsim::mark_written(dst.slot_, PIPE_V);
     cannsim::record_cost(PIPE_V, "DataCopy", cannsim::dtype_of<T>(), bytes / sizeof(T), bytes);
 }
@@ -85,7 +85,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     cannsim::ub_operand_checks("DataCopy", "dst", dst, 0, (n - 1) * dstep + len, loc);
     cannsim::gm_bytes_check("DataCopy", src, 0, (n - 1) * sstep + len, loc);
     const uint8_t* g = reinterpret_cast<const uint8_t*>(src.base_);
-    for (uint64_t i = 0; i < n; ++i) std::memcpy(cannsim::ub_at(dst.addr_ + i * dstep), g + i * sstep, len);
+    if (!cannsim::count_only())
+        for (uint64_t i = 0; i < n; ++i) std::memcpy(cannsim::ub_at(dst.addr_ + i * dstep), g + i * sstep, len);
     cannsim::mark_written(dst.slot_, PIPE_MTE2);
     cannsim::cost::set_row_shape(double(n), double(len));
     cannsim::record_cost(PIPE_MTE2, "DataCopy", cannsim::dtype_of<T>(), n * len / sizeof(T), n * len);
@@ -100,7 +101,8 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     cannsim::ub_operand_checks("DataCopy", "src", src, 0, (n - 1) * sstep + len, loc);
     cannsim::gm_bytes_check("DataCopy", dst, 0, (n - 1) * dstep + len, loc);
     uint8_t* g = reinterpret_cast<uint8_t*>(dst.base_);
-    for (uint64_t i = 0; i < n; ++i) std::memcpy(g + i * dstep, cannsim::ub_at(src.addr_ + i * sstep), len);
+    if (!cannsim::count_only())
+        for (uint64_t i = 0; i < n; ++i) std::memcpy(g + i * dstep, cannsim::ub_at(src.addr_ + i * sstep), len);
     cannsim::cost::set_row_shape(double(n), double(len));
     cannsim::record_cost(PIPE_MTE3, "DataCopy", cannsim::dtype_of<T>(), n * len / sizeof(T), n * len);
 }
@@ -113,8 +115,9 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     const uint64_t n = p.blockCount;
     cannsim::ub_operand_checks("DataCopy", "src", src, 0, (n - 1) * sstep + len, loc);
     cannsim::ub_operand_checks("DataCopy", "dst", dst, 0, (n - 1) * dstep + len, loc);
-    for (uint64_t i = 0; i < n; ++i)
-        std::memmove(cannsim::ub_at(dst.addr_ + i * dstep), cannsim::ub_at(src.addr_ + i * sstep), len);
+    if (!cannsim::count_only())
+        for (uint64_t i = 0; i < n; ++i)
+            std::memmove(cannsim::ub_at(dst.addr_ + i * dstep), cannsim::ub_at(src.addr_ + i * sstep), len);
     cannsim::mark_written(dst.slot_, PIPE_V);
     cannsim::record_cost(PIPE_V, "DataCopy", cannsim::dtype_of<T>(), n * len / sizeof(T), n * len);
 }
@@ -137,7 +140,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     cannsim::ub_operand_checks("DataCopyPad", "dst", dst, 0, (n - 1) * dstep + row, loc);
     cannsim::gm_bytes_check("DataCopyPad", src, 0, (n - 1) * sstep + len, loc);
     const uint8_t* g = reinterpret_cast<const uint8_t*>(src.base_);
-    for (uint64_t i = 0; i < n; ++i) {
+    for (uint64_t i = 0; i < n && !cannsim::count_only(); ++i) {
         uint8_t* r = cannsim::ub_at(dst.addr_ + i * dstep);
         if (pad.isPad) {
             for (uint64_t b = 0; b < lpad; b += sizeof(T)) cannsim::st<T>(r + b, pad.paddingValue);
@@ -163,7 +166,8 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     cannsim::ub_operand_checks("DataCopyPad", "src", src, 0, (n - 1) * sstep + len, loc);
     cannsim::gm_bytes_check("DataCopyPad", dst, 0, (n - 1) * dstep + len, loc);
     uint8_t* g = reinterpret_cast<uint8_t*>(dst.base_);
-    for (uint64_t i = 0; i < n; ++i) std::memcpy(g + i * dstep, cannsim::ub_at(src.addr_ + i * sstep), len);
+    if (!cannsim::count_only())
+        for (uint64_t i = 0; i < n; ++i) std::memcpy(g + i * dstep, cannsim::ub_at(src.addr_ + i * sstep), len);
     cannsim::cost::set_row_shape(double(n), double(len));
     cannsim::record_cost(PIPE_MTE3, "DataCopyPad", cannsim::dtype_of<T>(), n * len / sizeof(T), n * len);
 }

@@ -6,6 +6,8 @@
 // Usage: harness CASE_FILE. Reads the case description (chip, tensors, attrs), runs the candidate's
 // optiling::TilingFunc in a child, maps the GM buffers MAP_SHARED with guard pages, forks one child
 // per block (begin_block, entry, end_block), and writes result.txt and diag.jsonl in the cwd.
+// A tensor whose file is "-" gets anonymous zero-filled GM (count-only runs: nothing reads or
+// writes its data, so no file is written, and untouched pages cost nothing).
 // Candidate code never runs without the syscall filter: execve, sockets and namespace calls are
 // refused for the whole process, and fork/clone kill the tiling and block children.
 #include <cerrno>
@@ -136,6 +138,7 @@ struct CaseDesc {
     std::vector<AttrDesc> attrs;
     int jobs = 1;
     bool sample_blocks = false;   // time only the first, middle and last block (estimates)
+    bool count_only = false;      // checks and accounting only: no data moves (cannsim::count_only)
     int block_cpu_seconds = 10;
     uint64_t max_workspace = 1ull << 30;
 };
@@ -189,6 +192,10 @@ static bool parse_case(const char* path, CaseDesc& c) {
             int on = 0;
             in >> on;
             c.sample_blocks = on != 0;
+        } else if (key == "count_only") {
+            int on = 0;
+            in >> on;
+            c.count_only = on != 0;
         } else if (key == "block_cpu_seconds") {
             in >> c.block_cpu_seconds;
         } else if (key == "max_workspace") {
@@ -437,17 +444,21 @@ int main(int argc, char** argv) {
     cannsim::set_diag_fd(g_diag_fd);
     platform_ascendc::PlatformAscendCManager::current() = &c.platform;
 
-    // GM buffers: inputs and outputs are the run directory's files.
+    cannsim::set_count_only(c.count_only);
+
+    // GM buffers: inputs and outputs are the run directory's files (or anonymous memory for "-").
     std::vector<uint8_t*> args;
     for (const auto& t : c.tensors) {
-        int fd = open(t.path.c_str(), O_RDWR | O_CLOEXEC);
+        const bool anonymous = t.path == "-";
+        int fd = anonymous ? -1 : open(t.path.c_str(), O_RDWR | O_CLOEXEC);
         GmBuffer b;
-        if (fd < 0 || !map_gm(t.name, fd, t.pad, t.nbytes, b)) {
+        if ((!anonymous && fd < 0) || !map_gm(t.name, fd, t.pad, t.nbytes, b)) {
             std::fprintf(stderr, "harness: cannot map %s\n", t.path.c_str());
             return 3;
         }
-        close(fd);
-        if (t.is_output) std::memset(b.data, 0xFF, t.nbytes);  // poison: NaN for floats, -1 for ints
+        if (fd >= 0) close(fd);
+        // Poison outputs: NaN for floats, -1 for ints. Count-only runs never read them back.
+        if (t.is_output && !c.count_only) std::memset(b.data, 0xFF, t.nbytes);
         g_gm.push_back(b);
         args.push_back(b.data);
         cannsim::register_gm_buffer(b.data, t.nbytes, t.name.c_str());

@@ -75,6 +75,11 @@ inline void reduce_to_scalar(const char* api, RKind kind, const AscendC::LocalTe
     const uint32_t nout = (kind != RKind::Sum && cal_index) ? 2 : 1;
     check_ub_range(api, "dst", dst.slot_, dst.addr_, dst.addr_ + nout * sizeof(T), loc);
     if (lanes == 0) return;   // documented: count/repeat 0 is a no-op
+    if (count_only()) {
+        mark_written(dst.slot_, PIPE_V);
+        record_cost(PIPE_V, api, dtype_of<T>(), lanes, lanes * sizeof(T));
+        return;
+    }
     const uint8_t* s = ub_at(src.addr_);
     const int epr = 256 / static_cast<int>(sizeof(T));
     T result{};
@@ -140,7 +145,7 @@ inline void reduce_per_repeat(const char* api, RKind kind, const AscendC::LocalT
                        dst.addr_ + ((uint64_t)(L.repeat - 1) * dstRepStride * per + per) * sizeof(T), loc);
     const uint8_t* s = ub_at(src.addr_);
     uint8_t* d = ub_at(dst.addr_);
-    for (int r = 0; r < L.repeat; ++r) {
+    for (int r = 0; r < L.repeat && !count_only(); ++r) {
         std::vector<T> vals;
         Calc<T> best{}; uint32_t bi = 0; bool first = true;
         for (int e = 0; e < L.lanes_per_repeat; ++e) {
@@ -183,7 +188,7 @@ inline void reduce_per_block(const char* api, RKind kind, const AscendC::LocalTe
                        dst.addr_ + ((uint64_t)(L.repeat - 1) * dstRepStride * epb + 8) * sizeof(T), loc);
     const uint8_t* s = ub_at(src.addr_);
     uint8_t* d = ub_at(dst.addr_);
-    for (int r = 0; r < L.repeat; ++r) {
+    for (int r = 0; r < L.repeat && !count_only(); ++r) {
         for (int b = 0; b < 8; ++b) {
             std::vector<T> vals;
             for (int j = 0; j < static_cast<int>(epb); ++j) {

@@ -202,6 +202,14 @@ inline std::string fmt(const char* f, ...) {
     return buf;
 }
 
+// Count-only mode: every API runs its rule checks, queue/sync bookkeeping and cost accounting but
+// skips its per-element data loops (copies and vector arithmetic), so neither GM nor UB data is
+// touched. Scalar reads still work (GetValue returns whatever is there, zeros unless SetValue wrote
+// it): a kernel whose control flow depends on data values is timed as if its data were zeros.
+inline bool& count_only_flag() { static bool on = false; return on; }
+inline bool count_only() { return count_only_flag(); }
+inline void set_count_only(bool on) { count_only_flag() = on; }
+
 inline const ChipConfig& chip() { return detail::state().chip; }
 inline int arch() { return detail::state().chip.arch; }
 

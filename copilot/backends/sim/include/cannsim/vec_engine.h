@@ -153,13 +153,33 @@ inline uint64_t check_operands(const char* api, Operand* ops, int n, const Lanes
             check_ub_range(api, ops[i].name, ops[i].slot, ops[i].addr, ops[i].addr + L.count * ops[i].esize, loc);
         return lanes;
     }
+    // Mask form. Strides are unsigned, so an operand's highest index lies in the last repeat with an
+    // active lane; the lanes of one or two repeats give it without visiting every lane.
     uint64_t maxidx[4] = {0, 0, 0, 0};
     bool any = false;
-    for (int r = 0; r < L.repeat; ++r) {
-        for (int e = 0; e < L.lanes_per_repeat; ++e) {
-            if (!L.active(r, e)) continue;
-            any = true; ++lanes;
-            for (int i = 0; i < n; ++i) maxidx[i] = std::max(maxidx[i], element_index(ops[i], L, r, e));
+    const uint64_t lpr = static_cast<uint64_t>(std::max(L.lanes_per_repeat, 0));
+    const uint64_t reps = static_cast<uint64_t>(std::max(L.repeat, 0));
+    auto widest = [&](int i, uint64_t r, uint64_t lane_end) {   // highest index of lanes [0, lane_end) in repeat r
+        for (uint64_t e = 0; e < lane_end; ++e)
+            if (L.counter_mode || L.active(0, static_cast<int>(e)))
+                maxidx[i] = std::max(maxidx[i], element_index(ops[i], L, static_cast<int>(r), static_cast<int>(e)));
+    };
+    if (L.counter_mode) {                 // lanes k = r * lpr + e below count are active
+        const uint64_t k = std::min<uint64_t>(L.count, reps * lpr);
+        if (k > 0) {
+            any = true; lanes = k;
+            const uint64_t last = (k - 1) / lpr;
+            for (int i = 0; i < n; ++i) {
+                widest(i, last, k - last * lpr);
+                if (last > 0) widest(i, last - 1, lpr);
+            }
+        }
+    } else {                              // the same lanes are active in every repeat
+        uint64_t per = 0;
+        for (uint64_t e = 0; e < lpr; ++e) per += L.active(0, static_cast<int>(e)) ? 1 : 0;
+        if (per > 0 && reps > 0) {
+            any = true; lanes = per * reps;
+            for (int i = 0; i < n; ++i) widest(i, reps - 1, lpr);
         }
     }
     if (any)

@@ -11,7 +11,8 @@ inline void run_binary(const char* api, Operand* ops, const Lanes& L, const SrcL
     check_dtype(api, dtype_of<T>(), loc);
     const uint64_t lanes = check_operands(api, ops, 3, L, loc);
     uint8_t* d = ub_at(ops[0].addr); const uint8_t* a = ub_at(ops[1].addr); const uint8_t* b = ub_at(ops[2].addr);
-    if (L.count_form) {   // contiguous fast path
+    if (count_only()) {          // count-only mode: checks and accounting, no data
+    } else if (L.count_form) {   // contiguous fast path
         T* dp = reinterpret_cast<T*>(d);
         const T* ap = reinterpret_cast<const T*>(a);
         const T* bp = reinterpret_cast<const T*>(b);
@@ -28,7 +29,8 @@ inline void run_unary(const char* api, Operand* ops, const Lanes& L, const SrcLo
     check_dtype(api, dtype_of<T>(), loc);
     const uint64_t lanes = check_operands(api, ops, 2, L, loc);
     uint8_t* d = ub_at(ops[0].addr); const uint8_t* a = ub_at(ops[1].addr);
-    if (L.count_form) {   // contiguous fast path
+    if (count_only()) {          // count-only mode: checks and accounting, no data
+    } else if (L.count_form) {   // contiguous fast path
         T* dp = reinterpret_cast<T*>(d);
         const T* ap = reinterpret_cast<const T*>(a);
         for (uint64_t k = 0; k < L.count; ++k) dp[k] = from_calc<T>(f(to_calc(ap[k])));
