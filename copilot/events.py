@@ -116,6 +116,13 @@ class CandidateProposed(Event):
 
 
 @dataclass
+class CandidateEvaluationStarted(Event):
+    """The evaluator took the candidate up (until then it waited for a free evaluation slot)."""
+    kind: ClassVar[str] = "evaluation_started"
+    candidate_id: str
+
+
+@dataclass
 class CandidateBuilt(Event):
     kind: ClassVar[str] = "candidate_built"
     candidate_id: str
@@ -176,7 +183,8 @@ class SessionFinished(Event):
 
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls for cls in (SessionStarted, RoundStarted, KnowledgeSliceUsed, LLMCall,
-                              CandidateProposed, CandidateBuilt, CandidateEvaluated, RoundFinished,
+                              CandidateProposed, CandidateEvaluationStarted, CandidateBuilt,
+                              CandidateEvaluated, RoundFinished,
                               DecisionNeeded, DecisionMade, SessionFinished)
 }
 
