@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-import pytest
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
-from copilot.costmodel import (CostParams, classify, combine, cost_params, parse_block_costs, roofline_us,
-                               with_roofline)
+import pytest
+import torch
+
+os.environ.setdefault("CANNPILOT_CACHE", str(Path(tempfile.gettempdir()) / f"cannpilot-test-cache-{os.getuid()}"))
+
+from copilot.costmodel import (API_WEIGHTS, CostParams, classify, combine, cost_params,  # noqa: E402
+                               parse_block_costs, roofline_us, with_roofline)
+from copilot.errors import BadInput  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def block(i, us, s=0.1, v=0.0, mte2=0.0, mte3=0.0):
@@ -57,3 +68,65 @@ def test_chip_cost_parameters_carry_sources():
     assert set(p.sources) >= {"clock_ghz", "hbm_gbps", "launch_us"}
     line = p.cxx_line(48)
     assert line.startswith("cost ") and "active_cores=48" in line
+
+
+def test_cost_parameters_are_read_once_per_chip_and_callers_cannot_spoil_them():
+    first = cost_params("910B2")
+    first.sources["hbm_gbps"] = "spoiled"
+    again = cost_params("910b2")                      # the profile name is case-insensitive
+    assert again == first and again.sources["hbm_gbps"] != "spoiled"
+    with pytest.raises(BadInput, match="unknown chip"):
+        cost_params("no-such-chip")
+
+
+def test_cost_line_carries_the_python_weight_table():
+    p = CostParams()
+    line = p.cxx_line(8)
+    for api, w in API_WEIGHTS.items():
+        assert f" weight.{api}={float(w)!r}" in line
+    assert " weight.Exp=9.5" in p.cxx_line(8, {**API_WEIGHTS, "Exp": 9.5})
+    with pytest.raises(ValueError, match="finite positive"):
+        p.cxx_line(8, {"Exp": float("nan")})
+    with pytest.raises(ValueError, match="identifier"):
+        p.cxx_line(8, {"Exp x": 1.0})
+
+
+@pytest.fixture(scope="module")
+def sigmoid_exemplar():
+    """The knowledge base's sigmoid (Muls, Exp, Adds, Reciprocal) built for a 1-block case."""
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is required")
+    from copilot.backends import sim
+    from copilot.costmodel.estimate import output_shapes
+    from copilot.tasks import load_task
+    from copilot.tasks.model import Case
+
+    task = load_task("sigmoid")
+    c0 = task.cases[0]
+    case = Case("probe", [(64, 1024)], ["float32"], dict(c0.attrs), c0.value_ranges[:1])
+    outs = output_shapes(task, case)
+    b = sim.build(ROOT / "knowledge/cards/L5/elementwise-sigmoid.cpp", task, ["float32", "float32"], "910B2")
+    assert b.ok, [(d.id, d.message) for d in b.diagnostics]
+
+    def vector_us():
+        metas = [torch.empty(s, dtype=torch.float32, device="meta") for s in case.shapes]
+        run = sim.run(b, task, case, metas, outputs=outs, count_only=True)
+        assert run.ok, [(d.id, d.message) for d in run.diagnostics]
+        est = run.extra["estimate"]
+        return est.pipes_us["V"], est.block_dim
+
+    return vector_us
+
+
+@pytest.mark.slow
+def test_the_emulator_times_vector_work_with_the_python_weights(sigmoid_exemplar, monkeypatch):
+    base, cores = sigmoid_exemplar()
+    assert 64 * 1024 % cores == 0
+    monkeypatch.setitem(API_WEIGHTS, "Ln", 40.0)          # an API the kernel does not call
+    assert sigmoid_exemplar() == (base, cores)
+    monkeypatch.setitem(API_WEIGHTS, "Exp", API_WEIGHTS["Exp"] + 10.0)
+    heavier, _ = sigmoid_exemplar()
+    # one Exp per element, 64K fp32 elements split evenly over the cores: each core's 256-byte
+    # repeats take 10 cycles more at 1.8 GHz
+    repeats = 64 * 1024 // cores * 4 / 256
+    assert heavier - base == pytest.approx(repeats * 10 / 1.8e3, rel=0.02)

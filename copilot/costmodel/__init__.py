@@ -9,12 +9,17 @@ source or `provisional`; the 910B2 values are fitted on the measured figures in
 
 from __future__ import annotations
 
+import functools
 import json
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
+
+if TYPE_CHECKING:
+    from copilot.chips import ChipProfile
 
 CHIP_DIR = Path(__file__).resolve().parents[1] / "chips"
 
@@ -48,10 +53,12 @@ class CostParams:
     launch_us: float = 4.0                 # kernel launch and completion, per kernel
     sources: dict = field(default_factory=dict, compare=False)
 
-    def cxx_line(self, active_cores: int) -> str:
-        """The `cost` line the harness hands to `cannsim::cost::Params` (cycles, bytes/cycle)."""
+    def cxx_line(self, active_cores: int, weights: dict[str, float] | None = None) -> str:
+        """The `cost` line the harness hands to `cannsim::cost::configure` (cycles, bytes/cycle),
+        with the per-API vector weights (`API_WEIGHTS` unless given) as `weight.<Api>=<w>`: the
+        emulator has no table of its own."""
         cyc = self.clock_ghz * 1000.0          # cycles per microsecond
-        return ("cost clock_ghz={:.6g} hbm_bytes_per_cycle={:.6g} core_dma_bytes_per_cycle={:.6g} "
+        line = ("cost clock_ghz={:.6g} hbm_bytes_per_cycle={:.6g} core_dma_bytes_per_cycle={:.6g} "
                 "dma_latency_cycles={:.6g} small_burst_bytes={} gm_unaligned_efficiency={:.6g} "
                 "vector_bytes_per_cycle={} vector_issue_cycles={:.6g} scalar_issue_cycles={:.6g} "
                 "scalar_access_cycles={:.6g} active_cores={}").format(
@@ -59,10 +66,22 @@ class CostParams:
             self.dma_latency_us * cyc, self.small_burst_bytes, self.gm_unaligned_efficiency,
             self.vector_bytes_per_cycle, self.vector_issue_cycles, self.scalar_issue_cycles,
             self.scalar_access_cycles, active_cores)
+        return line + "".join(f" weight.{api}={float(w)!r}" for api, w in _checked_weights(
+            API_WEIGHTS if weights is None else weights).items())
 
 
-def cost_params(chip: str) -> CostParams:
-    """The chip profile's `cost:` section; missing values keep the defaults, marked provisional."""
+def _checked_weights(weights: dict[str, float]) -> dict[str, float]:
+    """The weights as the harness can read them: API names are identifiers, weights finite and > 0."""
+    for api, w in weights.items():
+        if not (isinstance(api, str) and api.isidentifier()):
+            raise ValueError(f"vector weight for {api!r}: an API name must be an identifier")
+        if not (isinstance(w, (int, float)) and math.isfinite(w) and w > 0):
+            raise ValueError(f"vector weight of {api}: {w!r} is not a finite positive number")
+    return weights
+
+
+@functools.lru_cache(maxsize=None)
+def _chip_cost_params(chip: str | ChipProfile) -> CostParams:
     from copilot.chips import load_chip
 
     profile = load_chip(chip)
@@ -79,6 +98,13 @@ def cost_params(chip: str) -> CostParams:
         else:
             sources[f.name] = "provisional: model default"
     return CostParams(**values, sources=sources)
+
+
+def cost_params(chip: str | ChipProfile) -> CostParams:
+    """The chip profile's `cost:` section; missing values keep the defaults, marked provisional.
+    Read once per chip and process (profiles are package data)."""
+    cached = _chip_cost_params(chip)
+    return replace(cached, sources=dict(cached.sources))
 
 
 @dataclass

@@ -201,7 +201,8 @@ def check_kernel(kernel_path, task, chip: str = DEFAULT_CHIP, cases: str = "quic
 
 
 def _check_perf(path, task, selected, profile, report, builds, say) -> "CheckReport":
-    """`--cases perf`: time the performance cases (sampled blocks, no oracle); nothing is judged."""
+    """`--cases perf`: time the performance cases in count-only mode (no data moved, no oracle) on
+    the first, middle and last blocks; nothing is judged."""
     from copilot.costmodel.estimate import build_for_case, estimate_case
 
     for case in selected:
@@ -215,7 +216,7 @@ def _check_perf(path, task, selected, profile, report, builds, say) -> "CheckRep
         if not b.ok:
             report.compiled = report.correct = False
             return report
-        say(f"estimating {case.label()} (sampled blocks)")
+        say(f"estimating {case.label()} (count-only: first, middle and last blocks, no data moved)")
         est = estimate_case(b, task, case, profile.name, outs)
         message = "timed, not judged" if est else "no estimate: the run failed or used an API the cost model cannot time"
         report.cases.append(CaseResult(case.id, None, None, None, None, message, estimate=est))

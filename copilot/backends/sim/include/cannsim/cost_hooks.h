@@ -4,12 +4,15 @@
 // (note_operand / note_write, from the operand checks every API already runs) and, for copies,
 // how the bytes are laid out in GM (note_rows); `on_record` — called from `record_cost`, which
 // every API calls once — then places the instruction on its pipe. `configure` takes the chip's
-// cost parameters from the harness; `block_json` is the block's figures for the runner.
+// cost parameters and the per-API vector weights from the harness; `block_json` is the block's
+// figures for the runner.
 #pragma once
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 #include "cost_timeline.h"
 #include "types.h"
@@ -31,6 +34,11 @@ struct Hooks {
     Pending pending;
     bool enabled = false;        // off until the harness configures a cost model: a run without a
                                  // `cost` line is functional only (no timing work at all)
+    // Vector cycles per 256-byte repeat, relative to Add, by API name: the `weight.<Api>=<w>`
+    // entries of the cost line (copilot.costmodel.API_WEIGHTS is the one table); unlisted APIs
+    // weigh 1. `weight_at` caches the lookup per name pointer: API names are string literals.
+    std::unordered_map<std::string, double> weights;
+    std::unordered_map<const char*, double> weight_at;
 };
 
 inline Hooks& hooks() {
@@ -38,17 +46,15 @@ inline Hooks& hooks() {
     return h;
 }
 
-// Vector cycles per 256-byte repeat, relative to Add (mirrors copilot/costmodel API_WEIGHTS).
+// The weight of API `api` (see Hooks::weights), resolved once per name.
 inline double api_weight(const char* api) {
-    struct W { const char* api; double w; };
-    static const W table[] = {
-        {"Div", 4.0}, {"Reciprocal", 2.0}, {"Sqrt", 4.0}, {"Rsqrt", 4.0}, {"Exp", 4.0}, {"Ln", 4.0},
-        {"ReduceSum", 2.0}, {"ReduceMax", 2.0}, {"ReduceMin", 2.0}, {"WholeReduceSum", 1.5},
-        {"WholeReduceMax", 1.5}, {"WholeReduceMin", 1.5}, {"ReduceRepeat", 1.5},
-    };
-    for (const W& w : table)
-        if (std::strcmp(w.api, api) == 0) return w.w;
-    return 1.0;
+    Hooks& h = hooks();
+    const auto hit = h.weight_at.find(api);
+    if (hit != h.weight_at.end()) return hit->second;
+    const auto w = h.weights.find(api);
+    const double v = w == h.weights.end() ? 1.0 : w->second;
+    h.weight_at.emplace(api, v);
+    return v;
 }
 
 // Bytes per element of a dtype bit (runtime.h `DType`): 1 << 4 half, 1 << 8 float, ...
@@ -59,9 +65,11 @@ inline double element_bytes(uint32_t dtype_bit) {
     return 4.0;
 }
 
-// "key=value key=value ..." as written by copilot.costmodel.CostParams.cxx_line (minus "cost ").
+// "key=value key=value ..." as written by copilot.costmodel.CostParams.cxx_line (minus "cost "),
+// the per-API vector weights as `weight.<Api>=<w>`.
 inline void configure(const char* line) {
     Params p;
+    std::unordered_map<std::string, double> weights;
     std::string s(line);
     size_t i = 0;
     while (i < s.size()) {
@@ -83,10 +91,13 @@ inline void configure(const char* line) {
             else if (k == "scalar_issue_cycles") p.scalar_issue_cycles = v;
             else if (k == "scalar_access_cycles") p.scalar_access_cycles = v;
             else if (k == "active_cores") p.active_cores = static_cast<int>(v);
+            else if (k.compare(0, 7, "weight.") == 0) weights[k.substr(7)] = v;
         }
         i = j + 1;
     }
     hooks().params = p;
+    hooks().weights = std::move(weights);
+    hooks().weight_at.clear();
     hooks().enabled = true;
 }
 
