@@ -3,12 +3,16 @@ update time with 2,000 candidates. Prints a table and writes JSON (bench/results
 
     .venv/bin/python bench/tui_bench.py [--quick] [-o FILE]
 
-- first paint: a fresh interpreter builds the CLI parser (as `cannpilot` does), creates the app as
-  `cannpilot tui` does and runs it headless; measured from the interpreter's first line to the
-  first refresh of the main screen (median of N runs), plus the whole process wall time.
+- first paint: a fresh interpreter builds the CLI parser (the `tui` command only, as `cannpilot`
+  with no arguments does), creates the app as `cannpilot tui` does and runs it headless; measured
+  from the interpreter's first line to the first refresh of the main screen (median of N runs),
+  plus the whole process wall time.
 - key latency: Pilot presses (cursor down, pin) while the engine runs a round whose fake evaluator
   burns CPU in the engine thread (GIL contention, worse than the real evaluator whose g++ runs in
   another process); time from sending the key until the app has processed it and refreshed.
+- key latency, real round (`--only keys-real`): the demo's round 1 (offline agent, sim evaluator,
+  g++) with the evaluations in the app's process, then in worker processes (the TUI's default);
+  a `d` press every 0.5 s while the round runs, time until the code pane has toggled.
 - leaderboard: 2,000 candidates folded into the model and synced to the DataTable in flushes of
   50; then single-event flushes (a status change, a new best that re-ranks every row) against a
   full rebuild of the table.
@@ -36,7 +40,7 @@ t0 = time.perf_counter()
 import sys
 sys.argv = ["cannpilot", "tui"]
 from copilot.cli import build_parser
-args = build_parser().parse_args(["tui"])
+args = build_parser(("tui",)).parse_args(["tui"])   # what `cannpilot` with no arguments builds
 from tui.app import CannpilotApp
 from tui.engine_host import SessionRequest
 from tui.settings import UISettings
@@ -75,7 +79,6 @@ def first_paint(runs: int) -> dict:
 
 
 async def key_latency(presses: int, busy_s: float = 0.02) -> dict:
-    from copilot.evolution.engine import Evaluation
     from tests.tui.conftest import TASK
     from tests.tui.fakes import FakeAgent, FakeEvaluator
     from tui.app import CannpilotApp
@@ -114,6 +117,8 @@ async def key_latency(presses: int, busy_s: float = 0.02) -> dict:
                 t = time.perf_counter()
                 app.simulate_key(key)
                 while not changed():
+                    if app.pending is not None:
+                        return None          # the round ended: the review screen took the key
                     await asyncio.sleep(0.0005)
                     if time.perf_counter() - t > 30:
                         raise RuntimeError(f"key {key} had no effect in 30 s: screen {app.screen}, focused {app.focused}, "
@@ -121,25 +126,92 @@ async def key_latency(presses: int, busy_s: float = 0.02) -> dict:
                 return time.perf_counter() - t
 
             for i in range(presses):
+                if app.pending is not None or app.engine_status != "running":
+                    break                    # the round ended: keys now go to the review screen
                 before = board.selected_id
-                lat_down.append(await key_until("down" if i % 2 == 0 else "up",
-                                                lambda: board.selected_id != before))
-                moved += 1
+                down = await key_until("down" if i % 2 == 0 else "up", lambda: board.selected_id != before)
                 pins = list(app.draft.pins)
-                lat_pin.append(await key_until("p", lambda: app.draft.pins != pins))
+                pin = await key_until("p", lambda: app.draft.pins != pins) if down is not None else None
+                if down is None or pin is None:
+                    break
+                lat_down.append(down)
+                moved += 1
+                lat_pin.append(pin)
                 await asyncio.sleep(0.05)
             evaluated = len(ev.evaluated)
             still_running = app.pending is None and app.engine_status == "running"
+            if app.pending is not None:              # let the review screen finish mounting
+                while app.screen.__class__.__name__ != "ReviewScreen":
+                    await pilot.pause(0.05)
+                await pilot.pause(0.2)
             app.cancel_engine()
 
     def q(xs, p):
         xs = sorted(xs)
         return xs[min(len(xs) - 1, int(p * len(xs)))]
 
-    return {"presses": presses, "engine_thread_busy_ms_per_candidate": busy_s * 1000, "cursor_moved": moved, "round_running_throughout": running_at_start and still_running,
+    return {"presses": len(lat_down), "engine_thread_busy_ms_per_candidate": busy_s * 1000, "cursor_moved": moved, "round_running_throughout": running_at_start and still_running,
             "evaluations_during_test": evaluated,
             "cursor_key_ms_median": 1000 * statistics.median(lat_down), "cursor_key_ms_p95": 1000 * q(lat_down, 0.95),
             "pin_key_ms_median": 1000 * statistics.median(lat_pin), "pin_key_ms_p95": 1000 * q(lat_pin, 0.95)}
+
+
+async def key_latency_real(presses: int, in_process: bool) -> dict:
+    """Key latency while the real demo round runs (offline agent, sim evaluator, g++), with the
+    evaluations in the app's process (threads) or in worker processes (the TUI's default)."""
+    from tui.app import CannpilotApp
+    from tui.engine_host import SessionRequest
+    from tui.settings import UISettings
+    from tui.widgets.code_view import CodeView
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"CANNPILOT_CACHE_DIR": str(Path(tmp) / "cache"),    # no build cache shared between variants
+               "CANNPILOT_TUI_EVAL_INPROCESS": "1" if in_process else "0"}
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            app = CannpilotApp(SessionRequest(task="rms_norm", name="bench-real", rounds=1, variants=4),
+                               store=None, settings=UISettings(), settings_path=Path(tmp) / "tui.json",
+                               cursor_blink=False)
+            lat = []
+            t_start = time.perf_counter()
+            async with app.run_test(size=(160, 45)) as pilot:
+                code = app.screen.query_one(CodeView)
+                # from the first proposal of round 1 (evaluations running) until the round ends
+                while not any(r.round == 1 for r in app.model.rows.values()):
+                    await pilot.pause(0.05)
+                    if app.engine_status in ("failed", "finished"):
+                        raise SystemExit(f"the demo round did not run: {app.engine_error}")
+                evaluating_from = time.perf_counter()
+                while len(lat) < presses and app.pending is None and app.engine_status == "running":
+                    before = code.show_diff
+                    t = time.perf_counter()
+                    app.simulate_key("d")
+                    while code.show_diff == before:
+                        await asyncio.sleep(0.0005)
+                    lat.append(time.perf_counter() - t)
+                    await asyncio.sleep(0.5)         # spread over the whole round
+                window = time.perf_counter() - evaluating_from
+                while app.pending is None and app.engine_status == "running":
+                    await pilot.pause(0.1)
+                round_s = time.perf_counter() - t_start
+                passed = sum(r.status == "passed" for r in app.model.rows.values())
+                app.cancel_engine()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def q(xs, p):
+        xs = sorted(xs)
+        return xs[min(len(xs) - 1, int(p * len(xs)))]
+
+    return {"evaluations": "in the app's process" if in_process else "in worker processes",
+            "presses": len(lat), "window_s": window, "baseline_and_round1_s": round_s, "passed": passed,
+            "key_ms_median": 1000 * statistics.median(lat), "key_ms_p95": 1000 * q(lat, 0.95),
+            "key_ms_max": 1000 * max(lat), "load_avg_1m": os.getloadavg()[0]}
 
 
 async def leaderboard(n: int) -> dict:
@@ -207,17 +279,21 @@ async def leaderboard(n: int) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer runs")
-    ap.add_argument("--only", choices=("paint", "keys", "board"), help="one figure only (no JSON written)")
+    ap.add_argument("--only", choices=("paint", "keys", "keys-real", "board"),
+                    help="one figure only (no JSON written)")
     ap.add_argument("-o", "--output", default=str(ROOT / "bench" / "results" / "tui_bench.json"))
     a = ap.parse_args()
     os.environ.setdefault("CANNPILOT_CONFIG_DIR", tempfile.mkdtemp(prefix="cannpilot-bench-"))
     if a.only:
         fn = {"paint": lambda: first_paint(3), "keys": lambda: asyncio.run(key_latency(10, float(os.environ.get("BENCH_BUSY_S", "0.02")))),
+              "keys-real": lambda: [asyncio.run(key_latency_real(400, in_process=v)) for v in (True, False)],
               "board": lambda: asyncio.run(leaderboard(2000))}[a.only]
         print(json.dumps(fn(), indent=2))
         return 0
     res = {"first_paint": first_paint(3 if a.quick else 7),
            "key_latency": asyncio.run(key_latency(10 if a.quick else 30)),
+           "key_latency_real_round": [asyncio.run(key_latency_real(20 if a.quick else 400, in_process=v))
+                                      for v in (True, False)],
            "leaderboard": asyncio.run(leaderboard(2000)),
            "machine": {"cpus": os.cpu_count(), "load_avg_1m": os.getloadavg()[0]}}
     from rich.console import Console
@@ -237,6 +313,9 @@ def main() -> int:
         ("key → screen, pin during a round, median / p95",
          f"{kl['pin_key_ms_median']:.1f} / {kl['pin_key_ms_p95']:.1f} ms"),
         ("round kept running during the key test", str(kl["round_running_throughout"])),
+        *[(f"key → screen, real demo round, evaluations {k['evaluations']}, median / p95 / max",
+           f"{k['key_ms_median']:.1f} / {k['key_ms_p95']:.1f} / {k['key_ms_max']:.1f} ms")
+          for k in res["key_latency_real_round"]],
         ("leaderboard: 2,000 candidates in flushes of 50 (total)", f"{lb['fill_in_flushes_of_50_s']:.2f} s"),
         ("leaderboard: one flush of 50 events, median / max",
          f"{lb['flush_of_50_ms_median']:.1f} / {lb['flush_of_50_ms_max']:.1f} ms"),

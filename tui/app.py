@@ -162,6 +162,7 @@ class CannpilotApp(App):
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         status, detail = "finished", ""
+        engine = None
         try:
             store = self.store() if generation == self.generation else None
             sinks = ([store] if store is not None else []) + [UISink(self.post_message, generation)]
@@ -180,6 +181,9 @@ class CannpilotApp(App):
         finally:
             self._engine_loop = self._engine_task = None
             loop.close()
+            close = getattr(getattr(engine, "evaluator", None), "close", None)
+            if close is not None:          # evaluation worker processes end with the run
+                close()
         self.post_message(EngineStopped(generation, status, detail))
 
     def cancel_engine(self) -> None:

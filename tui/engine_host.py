@@ -40,8 +40,23 @@ def build_engine(req: SessionRequest, sinks: list, policy, store=None,
                         rounds=req.rounds, variants=req.variants, name=req.name, seed=req.seed,
                         stagnation_rounds=req.stagnation_rounds)
     agent = agent_factory(cfg) if agent_factory else None
-    evaluator = evaluator_factory(cfg) if evaluator_factory else None
+    evaluator = evaluator_factory(cfg) if evaluator_factory else default_evaluator(cfg)
     return new_engine(cfg, sinks, policy, agent=agent, evaluator=evaluator), None
+
+
+def default_evaluator(cfg):
+    """The sim backend's evaluator in worker processes (`tui/evaluation_process.py`): its Python
+    work then never competes with the app for the GIL. None (the engine's own choice) for other
+    backends, or when `CANNPILOT_TUI_EVAL_INPROCESS=1`."""
+    import os
+
+    if cfg.backend != "sim" or os.environ.get("CANNPILOT_TUI_EVAL_INPROCESS") == "1":
+        return None
+    from copilot.evolution.engine import EvolutionSettings
+    from tui.evaluation_process import ProcessEvaluator
+
+    return ProcessEvaluator(str(cfg.task.path), chip=cfg.chip, seed=cfg.seed,
+                            workers=EvolutionSettings().parallel)
 
 
 def _resume(req: SessionRequest, sinks, policy, store, agent_factory, evaluator_factory):
@@ -56,6 +71,6 @@ def _resume(req: SessionRequest, sinks, policy, store, agent_factory, evaluator_
     rounds = max(stored_rounds, req.rounds or 0)
     cfg = resume_config(state, rounds)
     agent = agent_factory(cfg) if agent_factory else None
-    evaluator = evaluator_factory(cfg) if evaluator_factory else None
+    evaluator = evaluator_factory(cfg) if evaluator_factory else default_evaluator(cfg)
     engine, _ = resume_engine(store, state.name, sinks, policy, rounds=rounds, agent=agent, evaluator=evaluator)
     return engine, state

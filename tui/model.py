@@ -16,6 +16,7 @@ from copilot.events import Candidate, Event
 # Status words shown next to the marker glyphs: state is never told by colour alone.
 STATUS_WORDS = {
     "proposed": "… pending",
+    "evaluating": "⚙ evaluating",
     "built": "⚙ built",
     "build_failed": "✗ build failed",
     "incorrect": "✗ incorrect",
@@ -154,11 +155,18 @@ class BoardModel:
             self.phase = "evaluating"
         return {c.id}
 
+    def _on_evaluation_started(self, e) -> set[str]:
+        row = self.rows.get(e.candidate_id)
+        if row is None or row.status != "proposed":
+            return set()
+        row.status = "evaluating"
+        return {row.id}
+
     def _on_candidate_built(self, e) -> set[str]:
         row = self.rows.get(e.candidate_id)
         if row is None:
             return set()
-        if e.ok and row.status == "proposed":
+        if e.ok and row.status in ("proposed", "evaluating"):
             row.status = "built"
         if e.diagnostics:
             row.diagnostics = list(e.diagnostics)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from tests.tui.conftest import SIZE, back_to_board, select, until_review, wait_for
 from tui.screens.editor import EditorScreen
 from tui.widgets.cpp_editor import CppEditor
-from tui.widgets.leaderboard import Leaderboard
 
 
 async def settle(pilot) -> None:

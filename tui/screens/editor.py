@@ -7,7 +7,6 @@ diagnostics show on the new `rN-hK` row.
 
 from __future__ import annotations
 
-from rich.style import Style
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -64,24 +63,14 @@ class EditorScreen(Screen):
         ed = self.query_one(CppEditor)
         ed.cursor_blink = self.cursor_blink
         self.query_one("#editor-note", Input).cursor_blink = self.cursor_blink
-        ed.border_title = f"{self.row.id} · AscendC (C++ highlighting)"
-        self._add_diagnostic_style(ed)
+        ed.border_title = (f"{self.row.id} · AscendC (C++ highlighting, tree-sitter)" if ed.highlighting
+                           else f"{self.row.id} · AscendC (no highlighting: tree-sitter is not installed)")
         table = self.query_one("#editor-diagnostics", DataTable)
         for label, width in (("severity", 8), ("id", 20), ("line", 5), ("message", 60), ("hint", 70)):
             table.add_column(label, key=label, width=width)
         table.border_title = "quick check"
         ed.focus()
         self.action_check()
-
-    def _add_diagnostic_style(self, ed: CppEditor) -> None:
-        import dataclasses
-
-        theme = ed._theme
-        styles = dict(theme.syntax_styles)
-        styles["diagnostic"] = Style(underline=True, bold=True, bgcolor="#6b1f1f")
-        custom = dataclasses.replace(theme, name="cannpilot-editor", syntax_styles=styles)
-        ed.register_theme(custom)
-        ed.theme = "cannpilot-editor"
 
     # ---- check ----------------------------------------------------------------------------
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 import difflib
 
-from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
 from textual.geometry import Size
@@ -35,6 +34,8 @@ def diagnostic_lines(row: Row) -> dict[int, str]:
 
 def code_lines(code: str, marks_items: tuple, focus_line: int | None, dark: bool) -> tuple[Text, ...]:
     """Highlighted source lines with a gutter: number, then ✗ / ! / ▶ (never colour alone)."""
+    from rich.syntax import Syntax     # Pygments: imported in the highlighting worker, after the first paint
+
     marks = dict(marks_items)
     syntax = Syntax(code, "cpp", theme="monokai" if dark else "default", background_color="default")
     body = syntax.highlight(code)

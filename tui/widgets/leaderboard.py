@@ -12,8 +12,8 @@ from tui.model import COLUMNS, BoardModel, Row
 
 SORTS = ("rank", "time", "round", "id", "status")
 
-_STATUS_ORDER = {"passed": 0, "built": 1, "proposed": 2, "incorrect": 3, "crashed": 4, "build_failed": 5,
-                 "rejected_duplicate": 6, "no_code": 7}
+_STATUS_ORDER = {"passed": 0, "built": 1, "evaluating": 1, "proposed": 2, "incorrect": 3, "crashed": 4,
+                 "build_failed": 5, "rejected_duplicate": 6, "no_code": 7}
 
 
 class LiveCell:
