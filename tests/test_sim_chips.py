@@ -51,3 +51,21 @@ def test_chips_cli_json(cli):
     assert code == 0 and json.loads(out)["vector_cores"]["value"] == 40
     code, _, err = cli("chips", "show", "nope")
     assert code == 2 and "unknown chip" in err
+
+
+def test_a_profile_is_parsed_once_and_read_again_when_its_file_changes(tmp_path, monkeypatch):
+    import os
+    import shutil
+
+    import copilot.chips as chips
+
+    for f in chips.CHIP_DIR.glob("*.yaml"):
+        shutil.copy(f, tmp_path / f.name)
+    monkeypatch.setattr(chips, "CHIP_DIR", tmp_path)
+    first = chips.load_chip("910B2")
+    assert chips.load_chip("910b2") is first            # cached
+    path = tmp_path / "910B2.yaml"
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    again = chips.load_chip("910B2")
+    assert again is not first and again == first        # a new version of the file is read again

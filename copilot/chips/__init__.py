@@ -7,6 +7,7 @@ hardware.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,7 +65,14 @@ def load_chip(name: str | ChipProfile) -> ChipProfile:
     match = next((k for k in known if k.lower() == str(name).lower()), None)
     if match is None:
         raise BadInput(f"unknown chip '{name}': known chips are {', '.join(known)}")
-    data = yaml.safe_load((CHIP_DIR / f"{match}.yaml").read_text())
+    path = CHIP_DIR / f"{match}.yaml"
+    return _read_profile(path, path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=32)
+def _read_profile(path: Path, mtime_ns: int) -> ChipProfile:
+    """Parsed once per file version: the evaluator asks for the profile many times per candidate."""
+    data = yaml.safe_load(path.read_text())
     values, sources = {}, {}
     for key in _NUMBERS:
         entry = data[key]
