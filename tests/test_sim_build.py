@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
 import shutil
 import tempfile
@@ -11,9 +13,13 @@ import pytest
 
 os.environ.setdefault("CANNPILOT_CACHE", str(Path(tempfile.gettempdir()) / f"cannpilot-test-cache-{os.getuid()}"))
 
-from copilot.backends.sim import build  # noqa: E402
+from copilot.backends.sim import build, run  # noqa: E402
 from copilot.backends.sim.build import find_entry, parse_compiler_output  # noqa: E402
+from copilot.oracle import make_inputs  # noqa: E402
+from copilot.sandbox import sandbox_capabilities  # noqa: E402
 from copilot.tasks import load_task  # noqa: E402
+
+build_module = importlib.import_module("copilot.backends.sim.build")
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required")
 
@@ -132,3 +138,77 @@ def test_a_candidate_given_as_text_is_built_from_the_cache_dir(relu):
     b = build(text, relu, ["float32", "float32"])
     assert b.ok, [d.message for d in b.diagnostics]
     assert b.source_path.read_text() == text and b.source_path.name == "relu.cpp"
+
+
+def _small_float_case(task):
+    return next(c for c in task.cases if c.dtypes == ["float32"] and c.max_numel <= 1 << 16)
+
+
+def _build_command(b) -> list[str]:
+    return json.loads((b.artifact.parent / "build.json").read_text())["command"]
+
+
+def test_the_generic_launcher_is_compiled_once_and_linked_into_every_build(tmp_path, relu):
+    first = build(_candidate(tmp_path, "AscendC::Duplicate(f, 3.0f, 8);")[0], relu, ["float32", "float32"])
+    assert first.ok, [d.message for d in first.diagnostics]
+    objs = [Path(a) for a in _build_command(first) if a.endswith("harness.o")]
+    assert len(objs) == 1 and objs[0].is_file()
+    stamp = objs[0].stat().st_mtime_ns
+    second = build(_candidate(tmp_path, "AscendC::Duplicate(f, 4.0f, 8);")[0], relu, ["float32", "float32"])
+    assert second.ok and not second.cached
+    assert [a for a in _build_command(second) if a.endswith("harness.o")] == [str(objs[0])]
+    assert objs[0].stat().st_mtime_ns == stamp
+    launcher = (second.artifact.parent / "launcher.cpp").read_text()
+    assert '"cannsim/harness_entry.h"' in launcher and '"cannsim/harness.cpp"' not in launcher
+
+
+def test_without_the_prebuilt_launcher_object_the_launcher_is_compiled_whole(tmp_path, relu, monkeypatch):
+    monkeypatch.setattr(build_module, "ensure_harness_object", lambda chip, hh=None: None)
+    case = _small_float_case(relu)
+    b = build(_candidate(tmp_path, "AscendC::Duplicate(f, 5.0f, 8); // whole")[0], relu, ["float32", "float32"])
+    assert b.ok, [d.message for d in b.diagnostics]
+    assert not any(a.endswith("harness.o") for a in _build_command(b))
+    assert '"cannsim/harness.cpp"' in (b.artifact.parent / "launcher.cpp").read_text()
+    r = run(b, relu, case, make_inputs(relu, case), timing=False)
+    assert r.block_dim == 1
+
+
+def test_without_a_precompiled_header_the_launcher_object_is_built_and_linked(tmp_path, relu, monkeypatch):
+    monkeypatch.setenv("CANNPILOT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(build_module, "ensure_pch", lambda chip, hh=None: None)
+    case = _small_float_case(relu)
+    b = build(_candidate(tmp_path, "AscendC::Duplicate(f, 6.0f, 8);")[0], relu, ["float32", "float32"])
+    assert b.ok, [d.message for d in b.diagnostics]
+    objs = [a for a in _build_command(b) if a.endswith("harness.o")]
+    assert len(objs) == 1 and objs[0].startswith(str(tmp_path / "cache"))
+    assert "cannsim_pch.h" not in (Path(objs[0]).parent / "harness_main.cpp").read_text()
+    r = run(b, relu, case, make_inputs(relu, case), timing=False)
+    assert r.block_dim == 1
+
+
+def test_a_candidate_defining_main_gets_the_error_at_its_line(tmp_path, relu):
+    text = RELU.replace("BODY", "") + "int main(int argc, char** argv) { return argc; }\n"
+    path = tmp_path / "cand.cpp"
+    path.write_text(text)
+    b = build(path, relu, ["float32", "float32"])
+    assert not b.ok
+    assert [(d.id, d.line) for d in b.diagnostics] == [("CPP.COMPILE", len(text.splitlines()))]
+    assert "redefinition of 'int main" in b.diagnostics[0].message
+
+
+FILTER_FIRST = RELU.replace("BODY", "").replace(
+    "struct T0 { uint32_t n; };",
+    "#include <cerrno>\n#include <sys/socket.h>\nstruct T0 { uint32_t n; };\n"
+    "static int g_socket_errno = [] { errno = 0; return socket(AF_UNIX, SOCK_STREAM, 0) < 0 ? errno : 0; }();"
+).replace("context->SetBlockDim(1);", "context->SetBlockDim(g_socket_errno == EPERM ? 3 : 1);")
+
+
+@pytest.mark.skipif(not sandbox_capabilities()["seccomp"], reason="seccomp is not available")
+def test_the_syscall_filter_is_in_place_before_candidate_static_initialisers(tmp_path, relu):
+    path = tmp_path / "cand.cpp"
+    path.write_text(FILTER_FIRST)
+    case = _small_float_case(relu)
+    b = build(path, relu, ["float32", "float32"])
+    assert b.ok, [d.message for d in b.diagnostics]
+    r = run(b, relu, case, make_inputs(relu, case), timing=False)
+    assert r.block_dim == 3   # the initialiser's socket() was refused with EPERM

@@ -2,8 +2,10 @@
 
 The generated translation unit `#include`s the candidate by its absolute path (so g++ names the
 candidate's file and lines), after the precompiled header of the emulator's API and the per-case
-`DTYPE_<NAME>` macros, then includes `cannsim/harness.cpp` (the launcher: tiling, GM buffers,
-one forked process per block). Builds are cached by a hash of everything that goes into them.
+`DTYPE_<NAME>` macros, then includes `cannsim/harness_entry.h` (the calls into the candidate's entry
+and TilingFunc). It is linked with the generic launcher, `cannsim/harness.cpp` (case file, sandbox,
+GM buffers, tiling child, one forked process per block), compiled once per version of the headers and
+per arch beside the precompiled header. Builds are cached by a hash of everything that goes into them.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ GXX = os.environ.get("CANNPILOT_CXX", "g++")
 # and the 16M-element emulation runs about as fast as with -O1 (twice as fast as -O0).
 CXX_FLAGS = ["-std=c++20", "-Og", "-pipe", "-fdiagnostics-plain-output", "-fmax-errors=20",
              "-Winvalid-pch"]
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 COMPILE_TIMEOUT_S = 180
 PCH_HEADERS = ["kernel_operator.h", "cannsim/host.h", "cannsim/tiling.h",
                "tiling/platform/platform_ascendc.h", "register/tilingdata_base.h",
@@ -325,12 +327,16 @@ def _inc_flags(pch_dir: Path | None) -> list[str]:
     return flags + [f"-I{d}" for d in include_dirs()]
 
 
+def _pch_key(chip: ChipProfile, hh: str) -> str:
+    flags = CXX_FLAGS + _arch_macros(chip)
+    return hashlib.sha256(json.dumps([hh, flags, _gxx_version(), GENERATOR_VERSION]).encode()).hexdigest()[:24]
+
+
 def ensure_pch(chip: ChipProfile, hh: str | None = None) -> Path | None:
     """The directory holding `cannsim_pch.h` and its .gch for this chip's arch, built once."""
     hh = hh or headers_hash()
     flags = CXX_FLAGS + _arch_macros(chip)
-    key = hashlib.sha256(json.dumps([hh, flags, _gxx_version(), GENERATOR_VERSION]).encode()).hexdigest()[:24]
-    pch_dir = cache_dir() / "pch" / key
+    pch_dir = cache_dir() / "pch" / _pch_key(chip, hh)
     gch = pch_dir / "cannsim_pch.h.gch"
     if gch.exists():
         return pch_dir
@@ -356,6 +362,44 @@ def ensure_pch(chip: ChipProfile, hh: str | None = None) -> Path | None:
             return None
         os.replace(tmp, gch)
     return pch_dir
+
+
+def ensure_harness_object(chip: ChipProfile, hh: str | None = None) -> Path | None:
+    """`harness.o`, the generic launcher (`cannsim/harness.cpp`) compiled once for this chip's arch
+    with the flags and precompiled header of the launchers it is linked into; None if it does not
+    compile (the launcher TU then includes `cannsim/harness.cpp` itself). It lives in the PCH's
+    directory, whose key covers the headers (harness.cpp included), flags, arch and g++ version."""
+    hh = hh or headers_hash()
+    pch_dir = ensure_pch(chip, hh)
+    obj_dir = cache_dir() / "pch" / _pch_key(chip, hh)
+    obj = obj_dir / "harness.o"
+    if obj.exists():
+        return obj
+    obj_dir.mkdir(parents=True, exist_ok=True)
+    with _Lock(obj_dir / ".lock"):
+        if obj.exists():
+            return obj
+        failed = obj_dir / "harness.failed"
+        if failed.exists():
+            return None
+        tu = obj_dir / "harness_main.cpp"
+        tu.write_text("// The sim backend's generic launcher, compiled once and linked into every launcher.\n"
+                      + ('#include "cannsim_pch.h"\n' if pch_dir else "")
+                      + '#include "cannsim/harness.cpp"\n')
+        tmp = obj_dir / f"harness.o.tmp{os.getpid()}"
+        try:
+            proc = subprocess.run([GXX, *CXX_FLAGS, *_arch_macros(chip), *_inc_flags(pch_dir), "-c", str(tu),
+                                   "-o", str(tmp)], capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S,
+                                  env={**os.environ, "LC_ALL": "C"})
+        except subprocess.TimeoutExpired:   # a loaded machine, not broken headers: try again next build
+            tmp.unlink(missing_ok=True)
+            return None
+        if proc.returncode != 0:
+            failed.write_text(proc.stderr)
+            tmp.unlink(missing_ok=True)
+            return None
+        os.replace(tmp, obj)
+    return obj
 
 
 def _dtype_macros(task, dtypes: list[str]) -> list[tuple[str, str]]:
@@ -428,6 +472,7 @@ def build(source, task, dtypes: list[str], chip="910B2") -> Build:
     macros = _dtype_macros(task, dtypes)
     hh = headers_hash()
     flags = CXX_FLAGS + _arch_macros(chip)
+    # hh covers harness.cpp, so the key also determines the prebuilt harness object linked in.
     key = hashlib.sha256(json.dumps([text, str(path), macros, default_t, legacy_t, entry.name, n_io, hh,
                                      flags, _gxx_version(), GENERATOR_VERSION]).encode()).hexdigest()[:32]
     bdir = cache_dir() / "builds" / key
@@ -445,6 +490,7 @@ def build(source, task, dtypes: list[str], chip="910B2") -> Build:
 
     t0 = time.perf_counter()
     pch_dir = ensure_pch(chip, hh)
+    harness_obj = ensure_harness_object(chip, hh)
     bdir.mkdir(parents=True, exist_ok=True)
     tu = bdir / "launcher.cpp"
     lines = ["// Generated by the sim backend for one candidate and one dtype combination."]
@@ -458,12 +504,16 @@ def build(source, task, dtypes: list[str], chip="910B2") -> Build:
     lines += [f"#define {name} {cpp}" for name, cpp in macros]
     lines.append(f'#include "{path}"')
     lines += [f"#define CANNSIM_ENTRY {entry.name}", f"#define CANNSIM_NUM_IO {n_io}",
-              '#include "cannsim/harness.cpp"', ""]
+              '#include "cannsim/harness_entry.h"']
+    if harness_obj is None:
+        lines.append('#include "cannsim/harness.cpp"')
+    lines.append("")
     tu_tmp = bdir / f"launcher.cpp.tmp{os.getpid()}"
     tu_tmp.write_text("\n".join(lines))
     os.replace(tu_tmp, tu)   # atomic: a concurrent build of the same key keeps reading a whole file
     tmp_exe = bdir / f"harness.tmp{os.getpid()}"
-    cmd = [GXX, *flags, *_inc_flags(pch_dir), str(tu), "-o", str(tmp_exe)]
+    cmd = [GXX, *flags, *_inc_flags(pch_dir), str(tu), *([str(harness_obj)] if harness_obj else []),
+           "-o", str(tmp_exe)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, cwd=bdir,
                               env={**os.environ, "LC_ALL": "C"})

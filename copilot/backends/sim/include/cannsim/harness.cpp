@@ -1,7 +1,11 @@
-// The sim backend's launcher, included at the end of the per-candidate translation unit that the
-// runner generates (after the candidate file). It needs two macros from the runner:
-//   CANNSIM_ENTRY   the kernel entry's name
-//   CANNSIM_NUM_IO  the task's inputs + outputs (the entry takes CANNSIM_NUM_IO + 2 GM_ADDRs)
+// The sim backend's launcher: the generic part of every candidate's executable (case-file parsing,
+// sandbox, GM buffers, tiling child, block loop, result output). The runner compiles it once per
+// version of the headers and per arch into an object cached beside the precompiled header, and links
+// it with each candidate's launcher TU, which ends with `cannsim/harness_entry.h`. That glue defines
+// the calls into candidate code declared below (the entry with CANNSIM_NUM_IO + 2 GM_ADDRs, and
+// optiling::TilingFunc) and main(), which stays in the candidate's TU so that a candidate defining
+// its own main gets the compile error at its line. Including this file after the glue in one TU
+// gives the same executable.
 //
 // Usage: harness CASE_FILE. Reads the case description (chip, tensors, attrs), runs the candidate's
 // optiling::TilingFunc in a child, maps the GM buffers MAP_SHARED with guard pages, forks one child
@@ -9,7 +13,9 @@
 // A tensor whose file is "-" gets anonymous zero-filled GM (count-only runs: nothing reads or
 // writes its data, so no file is written, and untouched pages cost nothing).
 // Candidate code never runs without the syscall filter: execve, sockets and namespace calls are
-// refused for the whole process, and fork/clone kill the tiling and block children.
+// refused for the whole process (the filter's constructor has priority 101, so it runs before the
+// default-priority static initialisers of the candidate's object), and fork/clone kill the tiling and
+// block children.
 #include <cerrno>
 #include <csignal>
 #include <cstdarg>
@@ -35,14 +41,15 @@
 
 #include "cannsim/runtime.h"
 #include "cannsim/host.h"
+#include "cannsim/tiling.h"
 #include "tiling/platform/platform_ascendc.h"
 
-#ifndef CANNSIM_ENTRY
-#error "CANNSIM_ENTRY must name the kernel entry"
-#endif
-#ifndef CANNSIM_NUM_IO
-#error "CANNSIM_NUM_IO must give the number of inputs + outputs"
-#endif
+// Defined by the per-candidate glue (cannsim/harness_entry.h).
+namespace cannsim_glue {
+int run_tiling(gert::TilingContext* ctx);
+void call_entry(uint8_t** args);
+int launcher_main(int argc, char** argv);   // the glue's main() calls it
+}  // namespace cannsim_glue
 
 namespace cannsim_h {
 
@@ -397,39 +404,7 @@ static void fill_context(const CaseDesc& c, gert::TilingContext& ctx, TilingShar
 
 }  // namespace cannsim_h
 
-static int cannsim_run_tiling(gert::TilingContext* ctx) {
-    return static_cast<int>(optiling::TilingFunc(ctx));
-}
-
-#define CANNSIM_GM(i) reinterpret_cast<GM_ADDR>(args[i])
-static void cannsim_call_entry(uint8_t** args) {
-#if CANNSIM_NUM_IO == 1
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2));
-#elif CANNSIM_NUM_IO == 2
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3));
-#elif CANNSIM_NUM_IO == 3
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4));
-#elif CANNSIM_NUM_IO == 4
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5));
-#elif CANNSIM_NUM_IO == 5
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5),
-                  CANNSIM_GM(6));
-#elif CANNSIM_NUM_IO == 6
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5),
-                  CANNSIM_GM(6), CANNSIM_GM(7));
-#elif CANNSIM_NUM_IO == 7
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5),
-                  CANNSIM_GM(6), CANNSIM_GM(7), CANNSIM_GM(8));
-#elif CANNSIM_NUM_IO == 8
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5),
-                  CANNSIM_GM(6), CANNSIM_GM(7), CANNSIM_GM(8), CANNSIM_GM(9));
-#else
-#error "the sim harness supports 1 to 8 inputs + outputs"
-#endif
-}
-#undef CANNSIM_GM
-
-int main(int argc, char** argv) {
+int cannsim_glue::launcher_main(int argc, char** argv) {
     using namespace cannsim_h;
     if (argc < 2) { std::fprintf(stderr, "usage: harness CASE_FILE\n"); return 2; }
     CaseDesc c;
@@ -476,7 +451,7 @@ int main(int argc, char** argv) {
         gert::TilingContext ctx;
         ctx.platform_ = &c.platform;
         fill_context(c, ctx, shared);
-        shared->status = static_cast<uint32_t>(cannsim_run_tiling(&ctx));
+        shared->status = static_cast<uint32_t>(cannsim_glue::run_tiling(&ctx));
         shared->block_dim = ctx.GetBlockDim();
         shared->block_dim_line = ctx.block_dim_line_;
         shared->key = ctx.GetTilingKey();
@@ -555,7 +530,7 @@ int main(int argc, char** argv) {
         if (p == 0) {
             enter_candidate_child("kernel", i, c.block_cpu_seconds);
             cannsim::begin_block(i, block_dim);
-            cannsim_call_entry(args.data());
+            cannsim_glue::call_entry(args.data());
             cannsim::end_block();
             fflush(nullptr);
             _exit(0);
