@@ -175,6 +175,32 @@ def test_every_lowering_fixture_is_in_the_public_layout():
         assert {"float16", "bfloat16", "float32"} <= dtypes, name
 
 
+def _unaligned(case) -> bool:
+    """Some input's last dim is not a whole number of 32-byte blocks."""
+    from copilot.dtypes import dtype as dtype_of
+
+    return any(s and (s[-1] * dtype_of(d).itemsize) % 32 for s, d in zip(case.shapes, case.dtypes))
+
+
+def test_fixtures_cover_every_pattern_unaligned_in_all_float_dtypes():
+    """The acceptance item: test-only tasks in each pattern, unaligned, fp16 + bf16 + fp32."""
+    from copilot.lowering import plan_task
+
+    by_pattern: dict[str, set[str]] = {}
+    for name in LOWERING_TASKS:
+        task = load_task(str(FIXTURES / name))
+        ok, why = supports(task)
+        assert ok and why == plan_task(task).pattern, (name, why)   # every case served
+        assert any(_unaligned(c) for c in task.cases), name
+        by_pattern.setdefault(why, set()).add(name)
+    assert set(by_pattern) == {"elementwise", "elementwise-chunk", "broadcast", "reduction",
+                               "normalization", "softmax", "fusion"}
+    multi_output = [n for n in by_pattern["fusion"] if len(load_task(str(FIXTURES / n)).outputs) > 1]
+    assert multi_output, "no multi-output fixture"
+    rules = {plan_task(load_task(str(FIXTURES / n))).axis_rule for n in LOWERING_TASKS}
+    assert {("last", 1), ("last", 2), ("attr", "dim"), ("group", "num_groups"), None} <= rules
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(check_kernel is None, reason=_SIM_MISSING or "emulator missing")
 @pytest.mark.parametrize("name", LOWERING_TASKS)
