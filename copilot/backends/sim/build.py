@@ -332,36 +332,47 @@ def _pch_key(chip: ChipProfile, hh: str) -> str:
     return hashlib.sha256(json.dumps([hh, flags, _gxx_version(), GENERATOR_VERSION]).encode()).hexdigest()[:24]
 
 
+def _compile_once(product: Path, failed: Path, source: Path, text: str, command) -> bool:
+    """Build `product` once for every process: under its directory's lock, write `source`, run
+    `command(tmp)` and rename the temporary result into place. A compile error leaves `failed` (the
+    compiler's output) so later builds do without; a timeout (a loaded machine, not broken headers)
+    is tried again by the next build."""
+    if product.exists():
+        return True
+    product.parent.mkdir(parents=True, exist_ok=True)
+    with _Lock(product.parent / ".lock"):
+        if product.exists():
+            return True
+        if failed.exists():
+            return False
+        source.write_text(text)
+        tmp = product.with_name(f"{product.name}.tmp{os.getpid()}")
+        try:
+            proc = subprocess.run(command(tmp), capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S,
+                                  env={**os.environ, "LC_ALL": "C"})
+        except subprocess.TimeoutExpired:
+            tmp.unlink(missing_ok=True)
+            return False
+        if proc.returncode != 0:
+            failed.write_text(proc.stderr)
+            tmp.unlink(missing_ok=True)
+            return False
+        os.replace(tmp, product)
+    return True
+
+
 def ensure_pch(chip: ChipProfile, hh: str | None = None) -> Path | None:
     """The directory holding `cannsim_pch.h` and its .gch for this chip's arch, built once."""
     hh = hh or headers_hash()
     flags = CXX_FLAGS + _arch_macros(chip)
     pch_dir = cache_dir() / "pch" / _pch_key(chip, hh)
-    gch = pch_dir / "cannsim_pch.h.gch"
-    if gch.exists():
-        return pch_dir
-    pch_dir.mkdir(parents=True, exist_ok=True)
-    with _Lock(pch_dir / ".lock"):
-        if gch.exists():
-            return pch_dir
-        failed = pch_dir / "failed"
-        if failed.exists():
-            return None
-        header = pch_dir / "cannsim_pch.h"
-        header.write_text("// Precompiled for the sim backend's generated launchers.\n#pragma once\n"
-                          + "".join(f"#include {s}\n" for s in PCH_SYSTEM)
-                          + "".join(f'#include "{h}"\n' for h in PCH_HEADERS
-                                    if any((d / h).exists() for d in include_dirs())))
-        tmp = pch_dir / f"cannsim_pch.h.gch.tmp{os.getpid()}"
-        proc = subprocess.run([GXX, *flags, *_inc_flags(None), "-x", "c++-header", str(header), "-o", str(tmp)],
-                              capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S,
-                              env={**os.environ, "LC_ALL": "C"})
-        if proc.returncode != 0:
-            failed.write_text(proc.stderr)
-            tmp.unlink(missing_ok=True)
-            return None
-        os.replace(tmp, gch)
-    return pch_dir
+    header = pch_dir / "cannsim_pch.h"
+    text = ("// Precompiled for the sim backend's generated launchers.\n#pragma once\n"
+            + "".join(f"#include {s}\n" for s in PCH_SYSTEM)
+            + "".join(f'#include "{h}"\n' for h in PCH_HEADERS if any((d / h).exists() for d in include_dirs())))
+    ok = _compile_once(pch_dir / "cannsim_pch.h.gch", pch_dir / "failed", header, text,
+                       lambda tmp: [GXX, *flags, *_inc_flags(None), "-x", "c++-header", str(header), "-o", str(tmp)])
+    return pch_dir if ok else None
 
 
 def ensure_harness_object(chip: ChipProfile, hh: str | None = None) -> Path | None:
@@ -372,34 +383,14 @@ def ensure_harness_object(chip: ChipProfile, hh: str | None = None) -> Path | No
     hh = hh or headers_hash()
     pch_dir = ensure_pch(chip, hh)
     obj_dir = cache_dir() / "pch" / _pch_key(chip, hh)
+    tu = obj_dir / "harness_main.cpp"
+    text = ("// The sim backend's generic launcher, compiled once and linked into every launcher.\n"
+            + ('#include "cannsim_pch.h"\n' if pch_dir else "") + '#include "cannsim/harness.cpp"\n')
     obj = obj_dir / "harness.o"
-    if obj.exists():
-        return obj
-    obj_dir.mkdir(parents=True, exist_ok=True)
-    with _Lock(obj_dir / ".lock"):
-        if obj.exists():
-            return obj
-        failed = obj_dir / "harness.failed"
-        if failed.exists():
-            return None
-        tu = obj_dir / "harness_main.cpp"
-        tu.write_text("// The sim backend's generic launcher, compiled once and linked into every launcher.\n"
-                      + ('#include "cannsim_pch.h"\n' if pch_dir else "")
-                      + '#include "cannsim/harness.cpp"\n')
-        tmp = obj_dir / f"harness.o.tmp{os.getpid()}"
-        try:
-            proc = subprocess.run([GXX, *CXX_FLAGS, *_arch_macros(chip), *_inc_flags(pch_dir), "-c", str(tu),
-                                   "-o", str(tmp)], capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S,
-                                  env={**os.environ, "LC_ALL": "C"})
-        except subprocess.TimeoutExpired:   # a loaded machine, not broken headers: try again next build
-            tmp.unlink(missing_ok=True)
-            return None
-        if proc.returncode != 0:
-            failed.write_text(proc.stderr)
-            tmp.unlink(missing_ok=True)
-            return None
-        os.replace(tmp, obj)
-    return obj
+    ok = _compile_once(obj, obj_dir / "harness.failed", tu, text,
+                       lambda tmp: [GXX, *CXX_FLAGS, *_arch_macros(chip), *_inc_flags(pch_dir), "-c", str(tu),
+                                    "-o", str(tmp)])
+    return obj if ok else None
 
 
 def _dtype_macros(task, dtypes: list[str]) -> list[tuple[str, str]]:
