@@ -44,4 +44,5 @@ def test_a_task_the_lowering_cannot_serve_is_infeasible_with_the_reason(tmp_path
     row = json.loads(out)["tasks"][0]
     assert row["feasible"] is False
     assert "no baseline" in row["reason"] and "argmax" in row["reason"], row["reason"]
+    assert row["candidates"] == 0           # proposals without code never reach the evaluator
     assert json.loads((tmp_path / "report.json").read_text())["complete"] is True

@@ -82,12 +82,18 @@ def bench_task(ref, args, store) -> dict:
         best_us=best.time_us if best else None,
         speedup=result.speedup_vs(base),
         roofline_fraction=best.roofline_fraction if best else None,
-        candidates=sum(1 for c in result.population.candidates.values() if c.status not in ("rejected_duplicate",)),
+        candidates=evaluated_count(result.population.candidates.values()),
         timing=best.timing if best else "estimate",
         reason="" if best else (result.reason or "no passing kernel"),
         seconds=time.perf_counter() - t0,
     )
     return row
+
+
+def evaluated_count(candidates) -> int:
+    """Candidates that reached the evaluator: not duplicates rejected before it, not replies or
+    proposals that carried no code."""
+    return sum(1 for c in candidates if c.status not in ("rejected_duplicate", "no_code", "proposed"))
 
 
 def summarize(rows: list[dict]) -> dict:
