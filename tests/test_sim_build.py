@@ -212,3 +212,17 @@ def test_the_syscall_filter_is_in_place_before_candidate_static_initialisers(tmp
     assert b.ok, [d.message for d in b.diagnostics]
     r = run(b, relu, case, make_inputs(relu, case), timing=False)
     assert r.block_dim == 3   # the initialiser's socket() was refused with EPERM
+
+
+def test_comments_and_string_contents_are_blanked_with_lines_kept():
+    from copilot.backends.sim.build import strip_comments
+
+    src = ('extern "C" __global__ void k() { // note "x"\n'
+           '  /* two\n lines */ const char* s = "a\\"b // not a comment";\n'
+           '  int y = 1; /* unterminated\n')
+    out = strip_comments(src)
+    assert len(out) == len(src) and out.count("\n") == src.count("\n")
+    assert out.splitlines()[0] == 'extern "C" __global__ void k() { ' + " " * len('// note "x"')
+    assert "two" not in out and "lines" not in out and "not a comment" not in out
+    assert 'const char* s = "' + " " * len('a\\"b // not a comment') + '";' in out
+    assert "int y = 1;" in out and "unterminated" not in out

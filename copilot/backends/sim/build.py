@@ -75,34 +75,26 @@ class EntryInfo:
     line: int
 
 
+# One lexeme at a time, in priority order: a line comment, a block comment (to the end if
+# unterminated), the "C" of `extern "C"`, a string literal (escapes skipped; ends at its quote or
+# the end of the line).
+_LEXEMES = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"C"|"((?:\\[\s\S]|[^"\\\n])*)(")?')
+
+
+def _blank(m: re.Match) -> str:
+    text = m.group(0)
+    if text.startswith("//"):
+        return " " * len(text)
+    if text.startswith("/*"):
+        return re.sub(r"[^\n]", " ", text)
+    if text == '"C"':
+        return text
+    return '"' + " " * len(m.group(1)) + (m.group(2) or "")
+
+
 def strip_comments(src: str) -> str:
     """The source with comments and string contents blanked, newlines kept (lines stay put)."""
-    out, i, n = [], 0, len(src)
-    while i < n:
-        c = src[i]
-        if src.startswith("//", i):
-            j = src.find("\n", i)
-            j = n if j < 0 else j
-            out.append(" " * (j - i))
-            i = j
-        elif src.startswith("/*", i):
-            j = src.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append("".join(ch if ch == "\n" else " " for ch in src[i:j]))
-            i = j
-        elif src.startswith('"C"', i):
-            out.append('"C"')
-            i += 3
-        elif c == '"':
-            j = i + 1
-            while j < n and src[j] != '"' and src[j] != "\n":
-                j += 2 if src[j] == "\\" else 1
-            out.append('"' + " " * (min(j, n) - i - 1) + ('"' if j < n and src[j] == '"' else ""))
-            i = j + 1 if j < n and src[j] == '"' else j
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+    return _LEXEMES.sub(_blank, src)
 
 
 _ENTRY_RE = re.compile(r'extern\s+"C"\s+((?:(?:__global__|__aicore__|__vector__|__cube__|inline)\s+)+)'
