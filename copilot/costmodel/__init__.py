@@ -34,6 +34,8 @@ API_WEIGHTS: dict[str, float] = {
     "ReduceSum": 2.0, "ReduceMax": 2.0, "ReduceMin": 2.0, "WholeReduceSum": 1.5,
     "WholeReduceMax": 1.5, "WholeReduceMin": 1.5, "BlockReduceSum": 1.0, "BlockReduceMax": 1.0,
     "BlockReduceMin": 1.0, "ReduceRepeat": 1.5, "ReduceDataBlock": 1.0,
+    # sort instructions, per 256 B of 8-byte (score, index) structures (provisional)
+    "Sort32": 4.0, "MrgSort": 2.0, "Extract": 1.0, "Concat": 1.0,
 }
 
 

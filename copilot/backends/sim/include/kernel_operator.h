@@ -13,6 +13,7 @@
 #include "cannsim/cmpsel.h"
 #include "cannsim/datacopy.h"
 #include "cannsim/debug.h"
+#include "cannsim/sort.h"
 
 // Old intrinsic spellings of the sync instructions.
 inline void set_flag(pipe_t src, pipe_t dst, int id, CANNSIM_LOC) {

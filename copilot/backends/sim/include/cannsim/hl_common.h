@@ -1,0 +1,116 @@
+// Shared machinery of the emulated high-level (library) APIs and the sort instructions: dtype rows
+// per chip, operand checks (alignment, UB range, liveness, overlap), tmp-buffer checks and the cost
+// of a composite API as the vector instructions it is made of.
+#pragma once
+#include <cmath>
+#include <initializer_list>
+#include "vec_engine.h"
+
+namespace cannsim {
+
+// Element types a library API accepts on A2/A3 (2201), 950 (3510) and 310P (2002).
+struct HlDtypes { uint32_t a2201, a3510, a2002; };
+
+namespace hl {
+constexpr uint32_t F = DT_F16 | DT_F32;
+constexpr HlDtypes FLOATS{F, F, F};
+constexpr HlDtypes FLOATS_BF16{F | DT_BF16, F | DT_BF16, F};
+}  // namespace hl
+
+inline void hl_check_dtype(const char* api, uint32_t dtype, const HlDtypes& d, const SrcLoc& loc) {
+    const uint32_t m = arch() == 3510 ? d.a3510 : arch() == 2002 ? d.a2002 : d.a2201;
+    if (m == 0) {
+        report("L4.API_UNKNOWN", Severity::Error, api, loc.line(),
+               fmt("%s is not provided on arch %d (%s)", api, arch(), chip().name));
+        return;
+    }
+    if (m & dtype) return;
+    std::string ok;
+    for (uint32_t b = 1; b < DT_OTHER; b <<= 1)
+        if (m & b) { if (!ok.empty()) ok += ", "; ok += dtype_name(b); }
+    report("L2.DTYPE_UNSUPPORTED", Severity::Error, api, loc.line(),
+           fmt("%s does not support %s on arch %d (%s); supported: %s", api, dtype_name(dtype), arch(),
+               chip().name, ok.c_str()));
+}
+
+// One tensor operand of a library call: [addr, addr + bytes) of UB.
+struct HlSpan {
+    const char* name;
+    uint64_t addr, bytes;
+    int slot;
+    uint32_t gen;
+    bool is_dst;
+};
+
+template <typename T>
+inline HlSpan span(const char* name, const AscendC::LocalTensor<T>& t, uint64_t elements, bool is_dst = false) {
+    return HlSpan{name, t.addr_, elements * sizeof(T), t.slot_, t.gen_, is_dst};
+}
+
+// Liveness, 32 B alignment (align = 32) or `align` bytes, and the UB range of each operand.
+inline void hl_check_spans(const char* api, std::initializer_list<HlSpan> spans, const SrcLoc& loc,
+                           uint32_t align = 32) {
+    for (const HlSpan& s : spans) {
+        check_live(api, s.slot, s.gen, loc);
+        if (align == 32) check_align32(api, s.name, s.addr, loc);
+        else if (s.addr % align != 0)
+            report("L2.API_PARAM", Severity::Error, api, loc.line(),
+                   fmt("%s %s UB address %llu is not %u-byte aligned as the API requires", api, s.name, (unsigned long long)s.addr, align));
+        check_ub_range(api, s.name, s.slot, s.addr, s.addr + s.bytes, loc);
+        cost::note_operand(s.slot, s.is_dst);
+    }
+}
+
+// Documented "no overlap" rules: source/destination and the tmp buffer must not share UB bytes.
+inline void hl_check_disjoint(const char* api, const HlSpan& a, const HlSpan& b, const SrcLoc& loc) {
+    if (a.bytes == 0 || b.bytes == 0) return;
+    if (a.addr < b.addr + b.bytes && b.addr < a.addr + a.bytes)
+        report("L2.OPERAND_OVERLAP", Severity::Error, api, loc.line(),
+               fmt("%s %s [%llu, %llu) overlaps %s [%llu, %llu); the API does not support overlapping these "
+                   "operands (the result is undefined on the chip)",
+                   api, a.name, (unsigned long long)a.addr, (unsigned long long)(a.addr + a.bytes), b.name,
+                   (unsigned long long)b.addr, (unsigned long long)(b.addr + b.bytes)));
+}
+
+// A caller-provided sharedTmpBuffer must hold at least `need` bytes (the minimum of the API's
+// host helper Get<Api>MaxMinTmpSize for the same arguments).
+inline void hl_check_tmp_bytes(const char* api, uint64_t have, uint64_t need, const SrcLoc& loc) {
+    if (have < need)
+        report("L2.TMP_BUFFER", Severity::Error, api, loc.line(),
+               fmt("%s sharedTmpBuffer holds %llu bytes but needs at least %llu (the minimum that the host helper "
+                   "Get%sMaxMinTmpSize returns for these arguments)",
+                   api, (unsigned long long)have, (unsigned long long)need, api));
+}
+
+// A documented parameter range or shape rule of a library API.
+inline void hl_param_error(const char* api, const SrcLoc& loc, const std::string& what) {
+    report("L2.API_PARAM", Severity::Error, api, loc.line(), what);
+}
+
+// The cost of one library call: the vector instructions it issues, each over `elements` of the
+// element type (a weight of 2 means two passes over the data). All on the vector pipe, in order.
+struct Step { const char* api; double passes; };
+inline void composite_cost(uint32_t dtype, uint64_t elements, uint32_t esize, const HlSpan* reads, int nreads,
+                           const HlSpan& dst, std::initializer_list<Step> steps) {
+    for (const Step& s : steps) {
+        if (s.passes <= 0) continue;
+        for (int i = 0; i < nreads; ++i) cost::note_operand(reads[i].slot, false);
+        cost::note_operand(dst.slot, true);
+        const uint64_t n = static_cast<uint64_t>(static_cast<double>(elements) * s.passes + 0.5);
+        record_cost(PIPE_V, s.api, dtype, n, n * esize);
+    }
+    mark_written(dst.slot, PIPE_V);
+}
+
+// Values as double, and back to the element type (one rounding).
+template <typename T> inline double to_d(T v) {
+    if constexpr (std::is_integral_v<T>) return static_cast<double>(v);
+    else return static_cast<double>(static_cast<float>(v));
+}
+template <typename T> inline T from_d(double v) {
+    if constexpr (std::is_same_v<T, float>) return static_cast<float>(v);
+    else if constexpr (std::is_integral_v<T>) return static_cast<T>(v);
+    else return T(static_cast<float>(v));
+}
+
+}  // namespace cannsim

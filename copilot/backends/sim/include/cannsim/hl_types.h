@@ -1,0 +1,88 @@
+// Types shared by the kernel side and the host side of the high-level APIs: modes, shape infos and
+// the tiling structs the host helpers fill (field names as the CANN API reference lists them), plus
+// the emulator's temporary-buffer model, so that the host's Get...MaxMinTmpSize and the kernel's
+// L2.TMP_BUFFER check agree by construction.
+#pragma once
+#include <cstdint>
+
+namespace AscendC {
+
+enum class TopKMode { TOPK_NORMAL, TOPK_NSMALL };
+enum class TopKAlgo { RADIX_SELECT, MERGE_SORT };
+enum class TopKOrder { UNSET, LARGEST, SMALLEST };
+struct TopKConfig {
+    TopKAlgo algo = TopKAlgo::MERGE_SORT;
+    TopKOrder order = TopKOrder::UNSET;
+    bool sorted = true;
+};
+constexpr TopKConfig defaultTopKConfig = {TopKAlgo::MERGE_SORT, TopKOrder::UNSET, true};
+
+struct TopKInfo {
+    int32_t outter = 1;   // rows
+    int32_t inner = 0;    // row length, padded to a multiple of 32
+    int32_t n = 0;        // valid elements per row
+};
+
+namespace tiling {
+struct TopkTiling {
+    int32_t tmpLocalSize = 0;
+    int32_t allDataSize = 0;
+    int32_t innerDataSize = 0;
+    uint32_t sortRepeat = 0;
+    int32_t mrgSortRepeat = 0;
+    int32_t kAlignFourBytes = 0;
+    int32_t kAlignTwoBytes = 0;
+    int32_t maskOffset = 0;
+    int32_t maskVreducev2FourBytes = 0;
+    int32_t maskVreducev2TwoBytes = 0;
+    int32_t mrgSortSrc1offset = 0;
+    int32_t mrgSortSrc2offset = 0;
+    int32_t mrgSortSrc3offset = 0;
+    int32_t mrgSortTwoQueueSrc1Offset = 0;
+    int32_t mrgFourQueueTailPara1 = 0;
+    int32_t mrgFourQueueTailPara2 = 0;
+    int32_t srcIndexOffset = 0;
+    uint32_t copyUbToUbBlockCount = 0;
+    int32_t topkMrgSrc1MaskSizeOffset = 0;
+    int32_t topkNSmallSrcIndexOffset = 0;
+    uint32_t vreduceValMask0 = 0;
+    uint32_t vreduceValMask1 = 0;
+    uint32_t vreduceIdxMask0 = 0;
+    uint32_t vreduceIdxMask1 = 0;
+    uint16_t vreducehalfValMask0 = 0;
+    uint16_t vreducehalfValMask1 = 0;
+    uint16_t vreducehalfValMask2 = 0;
+    uint16_t vreducehalfValMask3 = 0;
+    uint16_t vreducehalfValMask4 = 0;
+    uint16_t vreducehalfValMask5 = 0;
+    uint16_t vreducehalfValMask6 = 0;
+    uint16_t vreducehalfValMask7 = 0;
+};
+}  // namespace tiling
+
+}  // namespace AscendC
+
+using AscendC::tiling::TopkTiling;
+namespace optiling { using TopkTiling = AscendC::tiling::TopkTiling; }
+
+namespace cannsim::tmp_model {
+
+inline uint32_t up32(uint64_t b) { return static_cast<uint32_t>((b + 31) / 32 * 32); }
+
+// TopK (merge-sort algorithm), bytes of tmpLocal: one row at a time in Normal mode (scores,
+// generated indices, two buffers of 8-byte (score, index) structures); all rows at once in Small
+// mode. Minimum and maximum are equal: the emulator's model, not a vendor figure.
+inline uint32_t topk_bytes(int32_t inner, int32_t outter, bool isInitIndex, bool small, bool isLargest,
+                           uint32_t typeSize) {
+    const uint64_t rows = small ? static_cast<uint64_t>(outter > 0 ? outter : 1) : 1;
+    const uint64_t elems = rows * static_cast<uint64_t>(inner > 0 ? inner : 0);
+    uint64_t b = up32(elems * 8) * 2;
+    if (!isInitIndex) b += up32(elems * 4);
+    if (!isLargest) b += up32(elems * typeSize);
+    return static_cast<uint32_t>(b);
+}
+
+// Sort with isFullSort: one buffer of 8-byte structures for the merge passes.
+inline uint32_t sort_bytes(uint32_t elemCount) { return up32(static_cast<uint64_t>(elemCount) * 8); }
+
+}  // namespace cannsim::tmp_model

@@ -1,0 +1,3 @@
+// Host tiling API of the high-level AscendC libraries (the header CANN host code includes).
+#pragma once
+#include "cannsim/hl_host.h"

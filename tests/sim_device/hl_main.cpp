@@ -1,0 +1,132 @@
+// Numerical driver for tests/test_sim_sort_hl.py: runs one sort / library API on a UB arena.
+// Usage: hl_main op=NAME dtype=float|half arena=IN out=OUT [arch=2201] [key=value ...]
+// The arena file is copied into one UB buffer; operands are views at byte offsets given as
+// o0, o1, o2, o3 (sources), od, oi (destinations), ot (tmp) with sizes s0.., and the arena is
+// written back after the call. Diagnostics go to stderr as JSON lines.
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+#include "kernel_operator.h"
+#include "tiling/tiling_api.h"
+
+using namespace AscendC;
+static std::map<std::string, std::string> A;
+static bool has(const char* k) { return A.count(k) > 0; }
+static long long I(const char* k, long long d = 0) { return has(k) ? std::stoll(A[k], nullptr, 0) : d; }
+static double F(const char* k, double d = 0) { return has(k) ? std::stod(A[k]) : d; }
+
+static TPipe* g_pipe;
+static TBuf<TPosition::VECCALC>* g_buf;
+static uint32_t g_bytes;
+
+// View of the arena at byte offset `key` with `size` elements (default: to the arena's end).
+template <typename T> static LocalTensor<T> at(const char* key, const char* size_key = nullptr) {
+    const uint32_t off = static_cast<uint32_t>(I(key));
+    LocalTensor<T> t = g_buf->Get<uint8_t>()[off].template ReinterpretCast<T>();
+    if (size_key && has(size_key)) t.SetSize(static_cast<uint32_t>(I(size_key)));
+    return t;
+}
+
+template <typename T> static void run_sort() {
+    const std::string op = A["op"];
+    const int rep = static_cast<int>(I("repeat", 1));
+    if (op == "sort32") Sort32(at<T>("od"), at<T>("o0"), at<uint32_t>("o1"), rep);
+    else if (op == "sort") {
+        LocalTensor<T> tmp = at<T>("ot", "st");
+        if (I("full")) Sort<T, true>(at<T>("od"), at<T>("o0"), at<uint32_t>("o1"), tmp, rep);
+        else Sort<T, false>(at<T>("od"), at<T>("o0"), at<uint32_t>("o1"), tmp, rep);
+    } else if (op == "concat") {
+        LocalTensor<T> d = at<T>("od");
+        Concat(d, at<T>("o0"), at<T>("ot"), rep);
+    } else if (op == "extract") Extract(at<T>("od"), at<uint32_t>("oi"), at<T>("o0"), rep);
+    else if (op == "mrgsort4") {
+        MrgSort4Info p;
+        for (int i = 0; i < 4; ++i) p.elementLengths[i] = static_cast<uint16_t>(I(("l" + std::to_string(i)).c_str()));
+        p.validBit = static_cast<uint16_t>(I("valid", 15));
+        p.ifExhaustedSuspension = I("exhaust") != 0;
+        p.repeatTimes = static_cast<uint16_t>(rep);
+        MrgSort(at<T>("od"), MrgSortSrcList<T>(at<T>("o0"), at<T>("o1"), at<T>("o2"), at<T>("o3")), p);
+        uint16_t r[4];
+        GetMrgSortResult(r[0], r[1], r[2], r[3]);
+        std::printf("consumed %u %u %u %u\n", r[0], r[1], r[2], r[3]);
+    } else if (op == "mrgsort") {
+        uint16_t lens[4];
+        for (int i = 0; i < 4; ++i) lens[i] = static_cast<uint16_t>(I(("l" + std::to_string(i)).c_str()));
+        uint32_t sorted[4] = {0, 0, 0, 0};
+        MrgSortSrcList<T> l(at<T>("o0"), at<T>("o1"), at<T>("o2"), at<T>("o3"));
+        if (I("exhaust")) MrgSort<T, true>(at<T>("od"), l, lens, sorted, static_cast<uint16_t>(I("valid", 15)), rep);
+        else MrgSort<T, false>(at<T>("od"), l, lens, sorted, static_cast<uint16_t>(I("valid", 15)), rep);
+        std::printf("consumed %u %u %u %u\n", sorted[0], sorted[1], sorted[2], sorted[3]);
+    } else if (op == "topk") {
+        TopKInfo info;
+        info.outter = static_cast<int32_t>(I("outter", 1));
+        info.inner = static_cast<int32_t>(I("inner", 32));
+        info.n = static_cast<int32_t>(I("nvalid", info.inner));
+        const int32_t k = static_cast<int32_t>(I("k", 1));
+        const bool largest = I("largest", 1) != 0;
+        const bool small = I("small") != 0;
+        const bool init = I("init") != 0, fin = I("finish") != 0;
+        fe::PlatFormInfos pi;
+        platform_ascendc::PlatformAscendC plat(&pi);
+        TopkTiling tiling;
+        const int32_t tiling_inner = static_cast<int32_t>(I("tiling_inner", info.inner));
+        TopKTilingFunc(plat, tiling_inner, info.outter, k, sizeof(T), init,
+                       small ? TopKMode::TOPK_NSMALL : TopKMode::TOPK_NORMAL, largest, tiling);
+        uint32_t mx = 0, mn = 0;
+        GetTopKMaxMinTmpSize(plat, info.inner, info.outter, false, init, small ? TopKMode::TOPK_NSMALL : TopKMode::TOPK_NORMAL,
+                             largest, sizeof(T), mx, mn);
+        std::printf("tmp %u %u\n", mn, mx);
+        LocalTensor<uint8_t> tmp = at<uint8_t>("ot", "st");
+        if (!has("st")) tmp.SetSize(mn);
+        auto dv = at<T>("od"); auto di = at<int32_t>("oi"); auto s = at<T>("o0"); auto si = at<int32_t>("o1");
+        auto f = at<bool>("o2");
+#define TOPK_CALL(INIT, FIN, MODE) TopK<T, INIT, FIN, false, MODE>(dv, di, s, si, f, tmp, k, tiling, info, largest)
+        if (small) { if (init) TOPK_CALL(true, false, TopKMode::TOPK_NSMALL); else TOPK_CALL(false, false, TopKMode::TOPK_NSMALL); }
+        else if (init && fin) TOPK_CALL(true, true, TopKMode::TOPK_NORMAL);
+        else if (init) TOPK_CALL(true, false, TopKMode::TOPK_NORMAL);
+        else if (fin) TOPK_CALL(false, true, TopKMode::TOPK_NORMAL);
+        else TOPK_CALL(false, false, TopKMode::TOPK_NORMAL);
+#undef TOPK_CALL
+    } else {
+        std::fprintf(stderr, "unknown op %s\n", op.c_str());
+        std::exit(3);
+    }
+}
+
+int main(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        const auto eq = a.find('=');
+        A[a.substr(0, eq)] = a.substr(eq + 1);
+    }
+    cannsim::ChipConfig c{};
+    const int arch = static_cast<int>(I("arch", 2201));
+    std::snprintf(c.name, sizeof c.name, "%s", arch == 3510 ? "950PR" : arch == 2002 ? "310P" : "910B2");
+    c.arch = arch; c.vector_cores = 48; c.ub_bytes = 192 * 1024 - 256 - 8 * 1024; c.max_buffers = 64;
+    c.max_queue_buffers = 8;
+    cannsim::configure_chip(c);
+    cannsim::set_diag_fd(2);
+    if (has("cost")) cannsim::cost::configure("clock_ghz=1.8 vector_issue_cycles=12");
+    cannsim::begin_block(0, 1);
+    std::ifstream fin(A["arena"], std::ios::binary);
+    std::vector<uint8_t> host((std::istreambuf_iterator<char>(fin)), {});
+    g_bytes = static_cast<uint32_t>((host.size() + 31) / 32 * 32);
+    host.resize(g_bytes);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, g_bytes);
+    g_pipe = &pipe; g_buf = &buf;
+    std::memcpy(cannsim::ub_at(buf.Get<uint8_t>().addr_), host.data(), g_bytes);
+    const std::string t = A["dtype"];
+    if (t == "half") run_sort<half>();
+    else if (t == "float") run_sort<float>();
+    else if (t == "int32") run_sort<int32_t>();
+    std::memcpy(host.data(), cannsim::ub_at(buf.Get<uint8_t>().addr_), g_bytes);
+    std::ofstream fo(A["out"], std::ios::binary);
+    fo.write(reinterpret_cast<const char*>(host.data()), static_cast<std::streamsize>(g_bytes));
+    cannsim::end_block();
+    std::printf("%s\n", cannsim::cost_counters_json().c_str());
+    return 0;
+}

@@ -1,0 +1,322 @@
+"""Sort instructions and the high-level libraries of the emulator, checked against numpy.
+
+`tests/sim_device/hl_main.cpp` is compiled once per content hash against the emulator headers; it
+copies an arena file into one UB buffer, runs one API on views at byte offsets and writes the arena
+back. Rule scenarios are in `tests/sim_device/hl_rules_main.cpp` (`// EXPECT: <id>` lines).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.test_sim_device import SRC, _build, parse_diags
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required"),
+              pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning"),
+              pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")]
+
+NP = {"half": np.float16, "float": np.float32}
+
+
+@pytest.fixture(scope="session")
+def hl_bin() -> Path:
+    return _build("hl_main")
+
+
+@pytest.fixture(scope="session")
+def hl_rules_bin() -> Path:
+    return _build("hl_rules_main")
+
+
+class Arena:
+    """One UB buffer: numpy arrays placed at byte offsets, the API run, the bytes read back."""
+
+    def __init__(self, binary: Path, tmp: Path, size: int = 64 * 1024):
+        self.binary, self.tmp = binary, tmp
+        self.buf = np.zeros(size, np.uint8)
+        self.diags: list[dict] = []
+        self.stdout = ""
+
+    def put(self, off: int, arr: np.ndarray) -> int:
+        b = np.ascontiguousarray(arr).view(np.uint8).ravel()
+        self.buf[off:off + b.size] = b
+        return off
+
+    def get(self, off: int, dtype, n: int) -> np.ndarray:
+        return self.buf[off:off + n * np.dtype(dtype).itemsize].copy().view(dtype)
+
+    def run(self, op: str, dtype: str, expect_ok: bool = True, **kw) -> "Arena":
+        src, out = self.tmp / "arena.bin", self.tmp / "arena.out"
+        self.buf.tofile(src)
+        args = [str(self.binary), f"op={op}", f"dtype={dtype}", f"arena={src}", f"out={out}"]
+        args += [f"{k}={int(v)}" for k, v in kw.items()]
+        r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        self.diags = [d for d in parse_diags(r.stderr) if "id" in d]
+        self.stdout = r.stdout
+        assert r.returncode == 0, r.stderr
+        self.buf = np.fromfile(out, np.uint8)
+        if expect_ok:
+            assert self.diags == [], self.diags
+        return self
+
+    def counters(self) -> list[dict]:
+        line = [ln for ln in self.stdout.splitlines() if ln.startswith('{"block"')][-1]
+        return json.loads(line)["counters"]
+
+
+@pytest.fixture
+def arena(hl_bin: Path, tmp_path: Path) -> Arena:
+    return Arena(hl_bin, tmp_path)
+
+
+def structs(a: Arena, off: int, dtype: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, indices) of n 8-byte sort structures: score in the low bytes, index in bytes 4..7."""
+    raw = a.get(off, np.uint8, n * 8).reshape(n, 8)
+    score = raw[:, :np.dtype(NP[dtype]).itemsize].copy().view(NP[dtype]).ravel()
+    index = raw[:, 4:8].copy().view(np.uint32).ravel()
+    return score, index
+
+
+def ref_desc(scores: np.ndarray, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Stable descending order, NaN first (the documented tie rule: the earlier input first)."""
+    key = np.where(np.isnan(scores.astype(np.float64)), np.inf, scores.astype(np.float64))
+    nanfirst = np.isnan(scores.astype(np.float64))
+    order = np.lexsort((np.arange(len(scores)), -key, ~nanfirst))
+    return scores[order], index[order]
+
+
+def assert_same(got: np.ndarray, want: np.ndarray):
+    np.testing.assert_array_equal(got.view(np.uint16 if got.itemsize == 2 else np.uint32),
+                                  want.view(np.uint16 if want.itemsize == 2 else np.uint32))
+
+
+# ---------------------------------------------------------------- Sort32 / Sort / Extract / Concat
+
+@pytest.mark.parametrize("dtype", ["float", "half"])
+def test_sort32_sorts_each_group_of_32_descending_with_ties_nan_and_inf(arena: Arena, dtype: str):
+    rng = np.random.default_rng(0)
+    s = rng.integers(-5, 5, 128).astype(NP[dtype])           # many ties
+    s[[3, 40, 77]] = np.nan
+    s[[5, 90]] = np.inf
+    s[[6, 100]] = -np.inf
+    idx = np.arange(1000, 1128, dtype=np.uint32)
+    arena.put(0, s); arena.put(1024, idx)
+    arena.run("sort32", dtype, o0=0, o1=1024, od=4096, repeat=4)
+    got_s, got_i = structs(arena, 4096, dtype, 128)
+    for r in range(4):
+        ws, wi = ref_desc(s[r * 32:(r + 1) * 32], idx[r * 32:(r + 1) * 32])
+        assert_same(got_s[r * 32:(r + 1) * 32], ws)
+        np.testing.assert_array_equal(got_i[r * 32:(r + 1) * 32], wi)
+    if dtype == "half":   # the two reserved bytes of each half structure
+        raw = arena.get(4096, np.uint8, 128 * 8).reshape(128, 8)
+        assert (raw[:, 2:4] == 0).all()
+
+
+@pytest.mark.parametrize("dtype", ["float", "half"])
+def test_full_sort_then_extract_gives_the_stable_descending_order(arena: Arena, dtype: str):
+    rng = np.random.default_rng(1)
+    n = 256
+    s = rng.integers(-20, 20, n).astype(NP[dtype])
+    s[17] = np.nan
+    idx = np.arange(n, dtype=np.uint32)
+    arena.put(0, s); arena.put(2048, idx)
+    arena.run("sort", dtype, o0=0, o1=2048, od=4096, ot=8192, st=n * 8 // np.dtype(NP[dtype]).itemsize,
+              repeat=n // 32, full=1)
+    arena.run("extract", dtype, o0=4096, od=16384, oi=20480, repeat=n // 32)
+    ws, wi = ref_desc(s, idx)
+    assert_same(arena.get(16384, NP[dtype], n), ws)
+    np.testing.assert_array_equal(arena.get(20480, np.uint32, n), wi)
+
+
+def test_sort_without_full_sort_sorts_per_repeat_and_concat_copies(arena: Arena):
+    s = np.arange(64, dtype=np.float32)
+    arena.put(0, s); arena.put(1024, np.arange(64, dtype=np.uint32))
+    arena.run("concat", "float", o0=0, od=512, ot=8192, repeat=4)
+    assert_same(arena.get(512, np.float32, 64), s)
+    arena.run("sort", "float", o0=512, o1=1024, od=4096, ot=8192, repeat=2, full=0)
+    got, idx = structs(arena, 4096, "float", 64)
+    assert_same(got, np.concatenate([s[:32][::-1], s[32:][::-1]]))
+    np.testing.assert_array_equal(idx, np.concatenate([np.arange(32)[::-1], np.arange(32, 64)[::-1]]))
+
+
+# ---------------------------------------------------------------- MrgSort
+
+def _sorted_queue(a: Arena, off: int, scores: np.ndarray, first_index: int, dtype: str):
+    raw = np.zeros((len(scores), 8), np.uint8)
+    ws, wi = ref_desc(scores.astype(NP[dtype]), np.arange(first_index, first_index + len(scores), dtype=np.uint32))
+    raw[:, :np.dtype(NP[dtype]).itemsize] = ws.view(np.uint8).reshape(len(scores), -1)
+    raw[:, 4:8] = wi.view(np.uint8).reshape(len(scores), 4)
+    a.put(off, raw)
+    return ws, wi
+
+
+@pytest.mark.parametrize("form", ["mrgsort4", "mrgsort"])
+@pytest.mark.parametrize("dtype", ["float", "half"])
+def test_mrgsort_merges_four_queues_ties_to_the_earlier_queue(arena: Arena, form: str, dtype: str):
+    rng = np.random.default_rng(2)
+    lens = [32, 16, 8, 24]
+    offs, all_s, all_i = [0, 512, 1024, 1536], [], []
+    for q, (o, n) in enumerate(zip(offs, lens)):
+        ws, wi = _sorted_queue(arena, o, rng.integers(-4, 4, n).astype(np.float32), q * 100, dtype)
+        all_s.append(ws); all_i.append(wi)
+    arena.run(form, dtype, o0=0, o1=512, o2=1024, o3=1536, od=4096, l0=32, l1=16, l2=8, l3=24, valid=15, repeat=1)
+    s_cat, i_cat = np.concatenate(all_s), np.concatenate(all_i)
+    ws, wi = ref_desc(s_cat, i_cat)          # stable over the queue order = earlier queue first
+    gs, gi = structs(arena, 4096, dtype, 80)
+    assert_same(gs, ws)
+    np.testing.assert_array_equal(gi, wi)
+
+
+def test_mrgsort_exhausted_suspension_stops_and_reports_counts(arena: Arena):
+    _sorted_queue(arena, 0, np.array([9, 7, 5, 3], np.float32), 0, "float")
+    _sorted_queue(arena, 512, np.array([8, 6], np.float32), 10, "float")
+    arena.run("mrgsort4", "float", o0=0, o1=512, o2=1024, o3=1536, od=4096, l0=4, l1=2, l2=0, l3=0, valid=3,
+              exhaust=1)
+    assert "consumed 2 2 0 0" in arena.stdout
+    gs, gi = structs(arena, 4096, "float", 4)
+    np.testing.assert_array_equal(gs, [9, 8, 7, 6])
+    np.testing.assert_array_equal(gi, [0, 10, 1, 11])
+    arena.run("mrgsort", "float", o0=0, o1=512, o2=1024, o3=1536, od=8192, l0=4, l1=2, valid=3, exhaust=1)
+    assert "consumed 2 2 0 0" in arena.stdout
+
+
+def test_mrgsort_repeat_merges_consecutive_groups(arena: Arena):
+    rng = np.random.default_rng(3)
+    groups = []
+    for g in range(2):
+        for q in range(4):
+            groups.append(_sorted_queue(arena, (g * 4 + q) * 32 * 8, rng.normal(size=32).astype(np.float32),
+                                        (g * 4 + q) * 32, "float"))
+    arena.run("mrgsort4", "float", o0=0, o1=256, o2=512, o3=768, od=8192, l0=32, l1=32, l2=32, l3=32, valid=15,
+              repeat=2)
+    for g in range(2):
+        s = np.concatenate([groups[g * 4 + q][0] for q in range(4)])
+        i = np.concatenate([groups[g * 4 + q][1] for q in range(4)])
+        ws, wi = ref_desc(s, i)
+        gs, gi = structs(arena, 8192 + g * 128 * 8, "float", 128)
+        assert_same(gs, ws)
+        np.testing.assert_array_equal(gi, wi)
+
+
+# ---------------------------------------------------------------- TopK
+
+def ref_topk(x: np.ndarray, k: int, largest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: stable order (largest: descending, smallest: ascending), NaN first either way."""
+    vals, idxs = [], []
+    for row in x:
+        f = row.astype(np.float64)
+        nan = np.isnan(f)
+        key = np.where(nan, 0, -f if largest else f)
+        order = np.lexsort((np.arange(len(row)), key, ~nan))[:k]
+        vals.append(row[order]); idxs.append(order.astype(np.int32))
+    return np.array(vals), np.array(idxs)
+
+
+@pytest.mark.parametrize("dtype", ["float", "half"])
+@pytest.mark.parametrize("largest", [1, 0])
+def test_topk_normal_mode_rows_with_padding_ties_nan_inf(arena: Arena, dtype: str, largest: int):
+    rng = np.random.default_rng(4)
+    outter, inner, k = 3, 64, 8
+    x = rng.integers(-6, 6, (outter, inner)).astype(NP[dtype])
+    x[0, 5] = np.nan
+    x[1, 9] = np.inf
+    x[2, 11] = -np.inf
+    arena.put(0, x)
+    arena.run("topk", dtype, o0=0, od=8192, oi=12288, ot=16384, outter=outter, inner=inner, k=k, largest=largest)
+    wv, wi = ref_topk(x, k, bool(largest))
+    esz = np.dtype(NP[dtype]).itemsize
+    kv = (k + 32 // esz - 1) // (32 // esz) * (32 // esz)
+    got_v = arena.get(8192, NP[dtype], outter * kv).reshape(outter, kv)[:, :k]
+    got_i = arena.get(12288, np.int32, outter * 8).reshape(outter, 8)[:, :k]
+    assert_same(got_v.ravel(), wv.ravel())
+    np.testing.assert_array_equal(got_i, wi)
+
+
+def test_topk_matches_torch_on_distinct_values(arena: Arena):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    x = rng.permutation(4 * 128).astype(np.float32).reshape(4, 128) / 7
+    arena.put(0, x)
+    arena.run("topk", "float", o0=0, od=8192, oi=12288, ot=16384, outter=4, inner=128, k=8)
+    t = torch.topk(torch.from_numpy(x), 8, dim=-1)
+    np.testing.assert_array_equal(arena.get(8192, np.float32, 32).reshape(4, 8), t.values.numpy())
+    np.testing.assert_array_equal(arena.get(12288, np.int32, 32).reshape(4, 8), t.indices.numpy())
+
+
+def test_topk_small_mode_with_given_indices_and_finish_rows(arena: Arena):
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(4, 32)).astype(np.float32)
+    idx = (np.arange(4 * 32, dtype=np.int32) + 500).reshape(4, 32)
+    arena.put(0, x); arena.put(1024, idx)
+    arena.run("topk", "float", o0=0, o1=1024, od=8192, oi=12288, ot=16384, outter=4, inner=32, k=5, small=1,
+              init=1)
+    wv, wi = ref_topk(x, 5, True)
+    np.testing.assert_array_equal(arena.get(8192, np.float32, 20).reshape(4, 5), wv)
+    np.testing.assert_array_equal(arena.get(12288, np.int32, 20).reshape(4, 5), np.take_along_axis(idx, wi, 1))
+    # Normal mode, shared indices, row 1 finished: its indices become n
+    fin = np.array([0, 1, 0, 0] + [0] * 28, np.uint8)
+    arena.put(2048, fin)
+    arena.put(1024, np.arange(32, dtype=np.int32))
+    arena.run("topk", "float", o0=0, o1=1024, o2=2048, od=8192, oi=12288, ot=16384, outter=4, inner=32, nvalid=30,
+              k=5, init=1, finish=1)
+    gi = arena.get(12288, np.int32, 32).reshape(4, 8)[:, :5]
+    assert (gi[1] == 30).all()
+    np.testing.assert_array_equal(gi[0], wi[0])
+
+
+def test_topk_cost_is_its_constituent_instructions(arena: Arena):
+    x = np.zeros((2, 256), np.float32)
+    arena.put(0, x)
+    arena.run("topk", "float", o0=0, od=8192, oi=12288, ot=16384, outter=2, inner=256, k=8, largest=0, cost=1)
+    apis = {c["api"]: c for c in arena.counters()}
+    assert {"Sort32", "MrgSort", "GatherMask", "Muls", "CreateVecIndex"} <= set(apis)
+    assert apis["Sort32"]["elements"] == 2 * 256 * 2           # 8-byte structures in float units
+    assert apis["MrgSort"]["calls"] == 2                        # 256 = 32 * 4^2: two merge passes
+
+
+# ---------------------------------------------------------------- rules
+
+def _scenarios(name: str) -> dict[str, list[tuple[str, int]]]:
+    out: dict[str, list[tuple[str, int]]] = {}
+    current = None
+    for no, text in enumerate((SRC / name).read_text().splitlines(), start=1):
+        m = re.search(r"// SCENARIO: (\w+)", text)
+        if m:
+            current = m.group(1)
+            out[current] = []
+            continue
+        m = re.search(r"// EXPECT: ([\w.]+)", text)
+        if m and current:
+            out[current].append((m.group(1), no))
+    out.pop("end", None)
+    return out
+
+
+RULES = _scenarios("hl_rules_main.cpp")
+
+
+@pytest.mark.parametrize("scenario", sorted(RULES))
+def test_library_rule_reported_with_id_and_line(hl_rules_bin: Path, tmp_path: Path, scenario: str):
+    arch = 3510 if scenario.endswith("_950") else 2002 if scenario.endswith("_310p") else 2201
+    r = subprocess.run([str(hl_rules_bin), scenario, str(arch)], capture_output=True, text=True, timeout=60)
+    found = [d for d in parse_diags(r.stderr) if "id" in d]
+    assert r.returncode in (0, 86), r.stderr
+    assert sorted((d["id"], d["line"]) for d in found) == sorted(RULES[scenario]), r.stderr
+
+
+def test_every_new_rule_id_has_a_scenario_and_a_card():
+    ids = {i for exp in RULES.values() for i, _ in exp}
+    assert {"L2.API_PARAM", "L2.OPERAND_OVERLAP", "L2.TMP_BUFFER", "L2.REPEAT_LIMIT", "L2.DTYPE_UNSUPPORTED"} <= ids
+    for ident in ("L2.API_PARAM", "L2.OPERAND_OVERLAP"):
+        card = REPO / "knowledge" / "cards" / "L2" / f"{ident.split('.')[1]}.md"
+        assert card.exists() and f"id: {ident}" in card.read_text()
+    assert RULES["clean_library_calls"] == []
