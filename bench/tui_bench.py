@@ -43,8 +43,8 @@ from copilot.cli import build_parser
 args = build_parser(("tui",)).parse_args(["tui"])   # what `cannpilot` with no arguments builds
 from tui.app import CannpilotApp
 from tui.engine_host import SessionRequest
-from tui.settings import UISettings
-settings = UISettings.load()
+from copilot.config import load_settings
+settings = load_settings()
 t_imports = time.perf_counter() - t0
 app = CannpilotApp(SessionRequest(), start=False, store=None, settings=settings)
 async def pilot(p):
@@ -83,7 +83,7 @@ async def key_latency(presses: int, busy_s: float = 0.02) -> dict:
     from tests.tui.fakes import FakeAgent, FakeEvaluator
     from tui.app import CannpilotApp
     from tui.engine_host import SessionRequest
-    from tui.settings import UISettings
+    from copilot.config import Settings
     from tui.widgets.leaderboard import Leaderboard
 
     class BusyEvaluator(FakeEvaluator):
@@ -100,7 +100,7 @@ async def key_latency(presses: int, busy_s: float = 0.02) -> dict:
     ev = BusyEvaluator()
     with tempfile.TemporaryDirectory() as tmp:
         app = CannpilotApp(SessionRequest(task=TASK, name="bench", rounds=2, variants=600, stagnation_rounds=9),
-                           store=None, settings=UISettings(), settings_path=Path(tmp) / "tui.json",
+                           store=None, settings=Settings(), settings_path=Path(tmp) / "settings.yaml",
                            agent_factory=lambda cfg: FakeAgent(), evaluator_factory=lambda cfg: ev,
                            cursor_blink=False)
         lat_down, lat_pin = [], []
@@ -161,7 +161,7 @@ async def key_latency_real(presses: int, in_process: bool) -> dict:
     evaluations in the app's process (threads) or in worker processes (the TUI's default)."""
     from tui.app import CannpilotApp
     from tui.engine_host import SessionRequest
-    from tui.settings import UISettings
+    from copilot.config import Settings
     from tui.widgets.code_view import CodeView
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -171,7 +171,7 @@ async def key_latency_real(presses: int, in_process: bool) -> dict:
         os.environ.update(env)
         try:
             app = CannpilotApp(SessionRequest(task="rms_norm", name="bench-real", rounds=1, variants=4),
-                               store=None, settings=UISettings(), settings_path=Path(tmp) / "tui.json",
+                               store=None, settings=Settings(), settings_path=Path(tmp) / "settings.yaml",
                                cursor_blink=False)
             lat = []
             t_start = time.perf_counter()
@@ -217,11 +217,11 @@ async def key_latency_real(presses: int, in_process: bool) -> dict:
 async def leaderboard(n: int) -> dict:
     from copilot.events import Candidate, CandidateEvaluated, CandidateProposed
     from tui.app import CannpilotApp
-    from tui.settings import UISettings
+    from copilot.config import Settings
     from tui.widgets.leaderboard import Leaderboard
 
     with tempfile.TemporaryDirectory() as tmp:
-        app = CannpilotApp(start=False, store=None, settings=UISettings(), settings_path=Path(tmp) / "t.json",
+        app = CannpilotApp(start=False, store=None, settings=Settings(), settings_path=Path(tmp) / "settings.yaml",
                            cursor_blink=False)
         async with app.run_test(size=(160, 45)) as pilot:
             main = app.main

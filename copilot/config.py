@@ -8,7 +8,13 @@ environment variable (tests point them at temporary directories):
 
 Settings overrides: CANNPILOT_MODEL (a model name or alias; `offline` for none), CANNPILOT_CHIP,
 CANNPILOT_BACKEND, CANNPILOT_ROUNDS, CANNPILOT_VARIANTS, CANNPILOT_THEME, CANNPILOT_BUDGET_USD,
-CANNPILOT_BUDGET_TOKENS (`none` lifts a cap), CANNPILOT_STORE (the session store file).
+CANNPILOT_BUDGET_TOKENS (`none` lifts a cap), CANNPILOT_STORE (the session store file),
+CANNPILOT_AUTO_CONTINUE (the TUI's auto-continue).
+
+One model for every front end: the CLI and the TUI read these `Settings` (the TUI's own
+preferences, keymap and auto-continue, are its `tui` section) and apply their flags with
+`Settings.with_flags`. A bad value anywhere (file, variable, flag) is one `BadInput` line naming
+where it came from. A `tui.json` left by an older TUI is folded into settings.yaml once.
 
 The settings file never holds an API key: a model entry names the environment variable that does.
 """
@@ -16,6 +22,8 @@ The settings file never holds an API key: a model entry names the environment va
 from __future__ import annotations
 
 import copy
+import json
+import logging
 import os
 import tempfile
 from collections.abc import Mapping
@@ -23,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from copilot.errors import BadInput
 from copilot.llm.accounting import Budget
@@ -31,7 +39,11 @@ from copilot.llm.models import ModelConfig, ModelTable
 
 APP = "cannpilot"
 SETTINGS_FILE = "settings.yaml"
+LEGACY_TUI_FILE = "tui.json"            # the TUI's own file before settings.yaml held its preferences
 OFFLINE_NAMES = {"", "offline", "none"}
+
+
+log = logging.getLogger(__name__)
 
 
 # --- paths ----------------------------------------------------------------------------------------
@@ -114,6 +126,15 @@ class AgencySettings(BaseModel):
     precision_repairs: int = Field(default=2, ge=0)
 
 
+class TUISettings(BaseModel):
+    """The TUI's own preferences (the theme is shared: `Settings.theme`)."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    auto_continue: bool = False
+    keymap: dict[str, str] = Field(default_factory=dict)   # binding id -> keys, e.g. {"pin": "P"}
+
+
 class Settings(BaseModel):
     """What a user can set once instead of passing flags every time."""
 
@@ -129,10 +150,23 @@ class Settings(BaseModel):
     variants: int = Field(default=4, ge=1)
     theme: str = "cannpilot-dark"
     store: str | None = None                     # session store file; None: <data dir>/sessions.sqlite
+    tui: TUISettings = Field(default_factory=TUISettings)
 
     _path: Path | None = PrivateAttr(default=None)
     _file_data: dict[str, Any] = PrivateAttr(default_factory=dict)
-    _from_env: dict[tuple[str, ...], tuple[str, Any]] = PrivateAttr(default_factory=dict)
+    # setting path -> (the variable or flag that set it, the value it set): not saved to the file
+    _overrides: dict[tuple[str, ...], tuple[str, Any]] = PrivateAttr(default_factory=dict)
+
+    @field_validator("chip")
+    @classmethod
+    def _known_chip(cls, value: str) -> str:
+        from copilot.chips import list_chips
+
+        known = list_chips()
+        match = next((k for k in known if k.lower() == value.strip().lower()), None)
+        if match is None:
+            raise ValueError(f"unknown chip '{value}' (known: {', '.join(known)})")
+        return match
 
     @model_validator(mode="after")
     def _check(self) -> Settings:
@@ -168,16 +202,48 @@ class Settings(BaseModel):
 
     def overridden_by_env(self) -> dict[str, str]:
         """Setting (dotted) -> the environment variable that set it."""
-        return {".".join(p): env for p, (env, _) in self._from_env.items()}
+        return {".".join(p): src for p, (src, _) in self._overrides.items() if src.startswith("CANNPILOT_")}
+
+    def source_of(self, dotted: str) -> str:
+        """Where a setting's value comes from: a flag, a variable, `<file>:<line>` or "default"."""
+        p = tuple(dotted.split("."))
+        if p in self._overrides:
+            return self._overrides[p][0]
+        if _get(self._file_data, p, _MISSING) is not _MISSING:
+            line = _yaml_line(_read_text(self.path), p)
+            return f"{self.path}:{line}" if line else str(self.path)
+        return "default"
+
+    def with_flags(self, flags: Mapping[str, tuple[str, Any]]) -> Settings:
+        """A copy with command-line values on top: flags > environment > file > defaults.
+
+        `flags` maps a flag (`--chip`) to (dotted setting, value); a None value is an absent flag.
+        A bad value raises `BadInput` naming the flag. Flag values are never saved to the file."""
+        data = self.model_dump(mode="json")
+        applied: dict[tuple[str, ...], str] = {}
+        for flag, (dotted, value) in flags.items():
+            if value is None:
+                continue
+            p = tuple(dotted.split("."))
+            _set(data, p, value)
+            applied[p] = flag
+        try:
+            new = Settings.model_validate(data)
+        except ValidationError as e:
+            raise BadInput(_explain(e, self.path, "", applied)) from None
+        new._path, new._file_data = self._path, self._file_data
+        dumped = new.model_dump(mode="json")
+        new._overrides = {**self._overrides, **{p: (f, _get(dumped, p)) for p, f in applied.items()}}
+        return new
 
     # persistence ---------------------------------------------------------------------------------
 
     def save(self, path: Path | None = None) -> Path:
-        """Write the settings file atomically. Values that came from the environment and were not
-        changed since are not written (the file keeps what it had)."""
+        """Write the settings file atomically. Values that came from the environment or a flag and
+        were not changed since are not written (the file keeps what it had)."""
         target = Path(path) if path is not None else self.path
         data = self.model_dump(mode="json", exclude_defaults=True)
-        for p, (_, env_value) in self._from_env.items():
+        for p, (_, env_value) in self._overrides.items():
             if _get(self.model_dump(mode="json"), p) != env_value:
                 continue                          # changed after loading: the new value is saved
             file_value = _get(self._file_data, p, _MISSING)
@@ -191,6 +257,7 @@ class Settings(BaseModel):
             text += yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
         atomic_write_text(target, text)
         self._path = target
+        self._file_data = yaml.safe_load(text) or {}
         return target
 
 
@@ -207,6 +274,7 @@ ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
     "CANNPILOT_BUDGET_USD": ("budget", "max_usd"),
     "CANNPILOT_BUDGET_TOKENS": ("budget", "max_tokens"),
     "CANNPILOT_STORE": ("store",),
+    "CANNPILOT_AUTO_CONTINUE": ("tui", "auto_continue"),
 }
 _NULLABLE = {("model",), ("budget", "max_usd"), ("budget", "max_tokens"), ("store",)}
 
@@ -217,14 +285,8 @@ def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None
     A malformed file or variable raises `BadInput` naming the file and line (or the variable)."""
     path = Path(path) if path is not None else settings_path()
     env = os.environ if env is None else env
-    text = ""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        pass
-    except OSError as e:
-        raise BadInput(f"{path}: cannot read the settings file ({e.strerror}); fix its permissions "
-                       f"or point CANNPILOT_CONFIG_DIR elsewhere") from None
+    _migrate_legacy_tui_file(path)
+    text = _read_text(path)
     file_data = _parse_yaml(path, text)
 
     data = copy.deepcopy(file_data)
@@ -246,8 +308,76 @@ def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None
     settings._path = path
     settings._file_data = file_data
     dumped = settings.model_dump(mode="json")
-    settings._from_env = {p: (var, _get(dumped, p)) for p, var in applied.items()}
+    settings._overrides = {p: (var, _get(dumped, p)) for p, var in applied.items()}
     return settings
+
+
+def _read_text(path: Path) -> str:
+    """The settings file's text; "" when there is none."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read the settings file ({e.strerror}); fix its permissions "
+                       f"or point CANNPILOT_CONFIG_DIR elsewhere") from None
+
+
+# tui.json key -> (setting path, conversion of its value)
+_LEGACY_TUI_KEYS: dict[str, tuple[tuple[str, ...], Any]] = {
+    "theme": (("theme",), None),
+    "auto_continue": (("tui", "auto_continue"), None),
+    "keymap": (("tui", "keymap"), None),
+    "chip": (("chip",), None),
+    "backend": (("backend",), None),
+    "agent": (("model",), lambda v: None if str(v).strip().lower() in OFFLINE_NAMES else v),
+    "budget_usd": (("budget", "max_usd"), lambda v: v or None),     # 0 meant "no budget"
+    "rounds": (("rounds",), None),
+    "variants": (("variants",), None),
+}
+
+
+def _migrate_legacy_tui_file(path: Path) -> None:
+    """Fold a `tui.json` beside the settings file into it, once: its values fill what the settings
+    file does not set, the merged file is written atomically and tui.json is renamed
+    `tui.json.migrated`. A bad value in it is a `BadInput` naming tui.json and the key."""
+    legacy = path.parent / LEGACY_TUI_FILE
+    if not legacy.is_file():
+        return
+    try:
+        raw = json.loads(legacy.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise BadInput(f"{legacy}: cannot read the old TUI settings ({e}); fix or delete the file "
+                       f"(its settings now live in {path.name})") from None
+    if not isinstance(raw, dict):
+        raise BadInput(f"{legacy}: the old TUI settings must be a JSON object; fix or delete the file")
+    text = _read_text(path)
+    data = _parse_yaml(path, text)
+    merged = copy.deepcopy(data)
+    applied: dict[tuple[str, ...], str] = {}
+    for key, value in raw.items():
+        if key not in _LEGACY_TUI_KEYS:
+            raise BadInput(f"{legacy}: unknown setting `{key}`; remove it or delete the file "
+                           f"(its settings now live in {path.name})")
+        p, convert = _LEGACY_TUI_KEYS[key]
+        if _get(data, p, _MISSING) is not _MISSING:
+            continue                              # the settings file wins
+        _set(merged, p, convert(value) if convert else value)
+        applied[p] = f"{legacy}: `{key}`"
+    try:
+        Settings.model_validate(merged)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = tuple(err.get("loc", ()))
+        source = next((src for p, src in applied.items() if loc[:len(p)] == p), None)
+        if source is None:                        # the settings file itself is bad: say so there
+            raise BadInput(_explain(e, path, text, {})) from None
+        raise BadInput(f"{source}: {err.get('msg', 'invalid value')} (got {err.get('input')!r}); "
+                       f"fix or delete {legacy.name}") from None
+    if merged != data:
+        Settings.model_validate(merged).save(path)
+    os.replace(legacy, legacy.with_name(LEGACY_TUI_FILE + ".migrated"))
+    log.info("folded %s into %s", legacy, path)
 
 
 def _parse_yaml(path: Path, text: str) -> dict[str, Any]:
@@ -273,12 +403,16 @@ def _explain(e: ValidationError, path: Path, text: str, applied: dict[tuple[str,
     msg = err.get("msg", "invalid value")
     if err.get("type") == "extra_forbidden":
         msg = f"unknown setting `{loc[-1]}`"
+    elif err.get("type") == "value_error":            # our validators name the value themselves
+        msg = msg.removeprefix("Value error, ")
     elif "input" in err and not isinstance(err["input"], (dict, list)):
         msg = f"{msg} (got {err['input']!r})"
     dotted = ".".join(str(x) for x in loc) or "settings"
     for p, var in applied.items():
         if loc[:len(p)] == p:
-            return (f"{var}: `{dotted}`: {msg}; fix or unset the environment variable")
+            if var.startswith("-"):
+                return f"{var}: {msg}"
+            return f"{var}: `{dotted}`: {msg}; fix or unset the environment variable"
     line = _yaml_line(text, loc)
     where = f"{path}:{line}" if line else str(path)
     return f"{where}: `{dotted}`: {msg}; fix that line, or delete it to use the default"

@@ -190,3 +190,87 @@ def test_agency_schedule_is_a_setting(tmp_path):
     path.write_text("agency:\n  later: sometimes\n")
     with pytest.raises(BadInput, match="later"):
         load_settings(path, env={})
+
+
+# --- one model for the CLI and the TUI: flags, the tui section, the old tui.json --------------
+
+def test_flags_beat_the_environment_which_beats_the_file(monkeypatch):
+    write(config.settings_path(), "chip: 910B4\nrounds: 5\nvariants: 6\n")
+    monkeypatch.setenv("CANNPILOT_ROUNDS", "7")
+    s = load_settings().with_flags({"--rounds": ("rounds", 9), "--chip": ("chip", None),
+                                    "--agent": ("model", "offline")})
+    assert (s.rounds, s.chip, s.variants, s.model) == (9, "910B4", 6, None)
+    assert s.source_of("rounds") == "--rounds"
+    assert s.source_of("chip") == f"{config.settings_path()}:1"
+    assert s.source_of("theme") == "default"
+    assert load_settings().with_flags({}).source_of("rounds") == "CANNPILOT_ROUNDS"
+
+
+def test_a_bad_flag_value_names_the_flag():
+    with pytest.raises(BadInput) as info:
+        load_settings().with_flags({"--variants": ("variants", 0)})
+    assert str(info.value).startswith("--variants: ") and "(got 0)" in str(info.value)
+
+
+def test_an_unknown_chip_is_one_line_naming_where_it_was_set(monkeypatch):
+    monkeypatch.setenv("CANNPILOT_CHIP", "910X")
+    with pytest.raises(BadInput) as info:
+        load_settings()
+    msg = str(info.value)
+    assert msg.startswith("CANNPILOT_CHIP: `chip`: unknown chip '910X'") and "910B4" in msg
+    assert "\n" not in msg
+    monkeypatch.setenv("CANNPILOT_CHIP", "910b4")
+    assert load_settings().chip == "910B4"                            # case folded to the profile
+
+
+def test_flag_values_are_not_saved(monkeypatch):
+    path = write(config.settings_path(), "rounds: 2\n")
+    s = load_settings().with_flags({"--rounds": ("rounds", 8), "--chip": ("chip", "910B4")})
+    s.theme = "cannpilot-light"
+    s.save()
+    assert yaml.safe_load(path.read_text()) == {"rounds": 2, "theme": "cannpilot-light"}
+
+
+def test_tui_preferences_live_in_the_settings_file(monkeypatch):
+    path = write(config.settings_path(), "theme: cannpilot-light\ntui:\n  auto_continue: true\n"
+                                         "  keymap: {pin: P}\n")
+    s = load_settings()
+    assert (s.theme, s.tui.auto_continue, s.tui.keymap) == ("cannpilot-light", True, {"pin": "P"})
+    monkeypatch.setenv("CANNPILOT_AUTO_CONTINUE", "false")
+    assert load_settings().tui.auto_continue is False
+    write(path, "tui:\n  auto_continue: sometimes\n")
+    monkeypatch.delenv("CANNPILOT_AUTO_CONTINUE")
+    with pytest.raises(BadInput, match=rf"^{path}:2: `tui.auto_continue`: .*'sometimes'"):
+        load_settings()
+
+
+def test_an_old_tui_json_is_folded_in_once():
+    import json
+
+    cfg = config.config_dir()
+    write(config.settings_path(), "rounds: 2\n")
+    write(cfg / "tui.json", json.dumps({"theme": "cannpilot-light", "auto_continue": True, "rounds": 6,
+                                        "agent": "offline", "budget_usd": 0.0, "chip": "910B3",
+                                        "keymap": {"pin": "P"}}))
+    s = load_settings()
+    assert (s.theme, s.tui.auto_continue, s.tui.keymap, s.chip) == ("cannpilot-light", True, {"pin": "P"}, "910B3")
+    assert s.rounds == 2                                              # settings.yaml wins
+    assert s.model is None and s.budget.max_usd is None
+    assert not (cfg / "tui.json").exists() and (cfg / "tui.json.migrated").exists()
+    saved = yaml.safe_load(config.settings_path().read_text())
+    assert saved == {"rounds": 2, "chip": "910B3", "theme": "cannpilot-light",
+                     "tui": {"auto_continue": True, "keymap": {"pin": "P"}}}
+    write(config.settings_path(), "rounds: 3\n")
+    assert load_settings().chip == "910B2"                            # tui.json.migrated is not read again
+
+
+def test_a_bad_value_in_the_old_tui_json_is_named_not_dropped():
+    import json
+
+    write(config.config_dir() / "tui.json", json.dumps({"rounds": "x"}))
+    with pytest.raises(BadInput) as info:
+        load_settings()
+    msg = str(info.value)
+    assert msg.startswith(f"{config.config_dir() / 'tui.json'}: `rounds`: ") and "'x'" in msg
+    assert (config.config_dir() / "tui.json").exists()                  # nothing lost
+    assert not config.settings_path().exists()

@@ -5,13 +5,18 @@ app only through messages: `UISink` queues the domain events and wakes the app w
 posts a `DecisionRequested` carrying a Future and waits. The app folds events into `BoardModel`
 (one place), refreshes the panes at most every 50 ms (only the rows that changed), and resolves
 decisions from the review screen, or at once when auto-continue is on.
+
+Settings are the one model of the CLI (`copilot.config.Settings`); the app changes and saves its
+`tui` section and the theme.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual import on, work
 from textual.app import App
@@ -25,9 +30,33 @@ from tui.commands import CannpilotCommands
 from tui.decision import DecisionDraft
 from tui.engine_host import SessionRequest
 from tui.model import BoardModel, SliceInfo
-from tui.settings import UISettings
+
+if TYPE_CHECKING:
+    from copilot.config import Settings
 
 FLUSH_S = 0.1
+log = logging.getLogger(__name__)
+
+
+class TaskSlot:
+    """The task of one engine run, handed from the engine thread to the workers that need it
+    (`get` blocks until the engine is built, or failed to be: then None)."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Event()
+        self.task: Any = None
+
+    def put(self, task: Any) -> None:
+        self.task = task
+        self._ready.set()
+
+    def get(self) -> Any:
+        self._ready.wait()
+        return self.task
+
+    @property
+    def filled(self) -> bool:
+        return self._ready.is_set()
 
 
 class SessionReady(Message):
@@ -62,26 +91,34 @@ class CannpilotApp(App):
     ]
 
     def __init__(self, request: SessionRequest | None = None, *, start: bool = True,
-                 store: Any = "default", settings: UISettings | None = None,
+                 store: Any = "default", settings: Settings | None = None,
                  settings_path: Path | None = None,
                  agent_factory: Callable | None = None, evaluator_factory: Callable | None = None,
                  cursor_blink: bool = True) -> None:
+        """`store`: "default" (the settings' store file), a path, a store object, or None.
+        `settings`: loaded by the caller (flags applied), else from `settings_path`."""
         super().__init__()
+        from tui.settings import session_request
+
+        if settings is None:
+            from copilot.config import load_settings
+
+            settings = load_settings(settings_path)
         self.settings_path = settings_path
-        self.ui_settings = settings or UISettings.load(settings_path)
-        self.request = request or SessionRequest(chip=self.ui_settings.chip, backend=self.ui_settings.backend,
-                                                 agent=self.ui_settings.agent, rounds=self.ui_settings.rounds,
-                                                 variants=self.ui_settings.variants)
+        self.settings = settings
+        self.request = request or session_request(settings)
         self.autostart = start
         self._store_spec = store
         self._store = None
+        self._store_lock = threading.Lock()       # the engine thread and the UI both open it
+        self._task_slot = TaskSlot()
         self.agent_factory = agent_factory
         self.evaluator_factory = evaluator_factory
         self.cursor_blink = cursor_blink
         self.model = BoardModel()
         self.draft = DecisionDraft()
         self.model.queued = self.draft.queued
-        self.auto_continue = self.ui_settings.auto_continue
+        self.auto_continue = settings.tui.auto_continue
         self.generation = 0
         self.policy: TUIPolicy | None = None
         self.pending: DecisionRequested | None = None
@@ -101,10 +138,10 @@ class CannpilotApp(App):
     def on_mount(self) -> None:
         for theme in THEMES:
             self.register_theme(theme)
-        name = self.ui_settings.theme if self.ui_settings.theme in THEME_NAMES else DEFAULT_THEME
+        name = self.settings.theme if self.settings.theme in THEME_NAMES else DEFAULT_THEME
         self.theme = name
-        if self.ui_settings.keymap:
-            self.set_keymap(self.ui_settings.keymap)
+        if self.settings.tui.keymap:
+            self.set_keymap(self.settings.tui.keymap)
         from tui.screens.main import MainScreen
 
         self.push_screen(MainScreen(self.model))
@@ -117,6 +154,18 @@ class CannpilotApp(App):
         self.painted_at = time.perf_counter()
         if self.autostart:
             self.start_session(self.request)
+        if self.settings.tui.keymap:
+            self._check_keymap()
+
+    def _check_keymap(self) -> None:
+        """An unknown binding id in `tui.keymap` is named (Textual would ignore it silently)."""
+        from tui.screens.help import binding_rows
+        from tui.settings import unknown_keymap_ids
+
+        unknown = unknown_keymap_ids(self.settings, {row[3] for row in binding_rows(self) if row[3]})
+        if unknown:
+            self.notify(f"{self.settings.source_of('tui.keymap')}: `tui.keymap`: unknown binding id "
+                        f"{', '.join(unknown)} (F1 lists the ids)", severity="warning", timeout=10)
 
     @property
     def main(self):
@@ -130,13 +179,15 @@ class CannpilotApp(App):
     # ---- the engine -----------------------------------------------------------------------
 
     def store(self):
-        if self._store is None and self._store_spec is not None:
-            from sessions import SessionStore
+        """The session store, opened on first use (from the engine thread or the UI)."""
+        with self._store_lock:
+            if self._store is None and self._store_spec is not None:
+                from sessions import SessionStore
 
-            spec = self._store_spec
-            self._store = SessionStore() if spec == "default" else (
-                SessionStore(spec) if isinstance(spec, (str, Path)) else spec)
-        return self._store
+                spec = self._store_spec
+                self._store = SessionStore(self.settings.store_path()) if spec == "default" else (
+                    SessionStore(spec) if isinstance(spec, (str, Path)) else spec)
+            return self._store
 
     def start_session(self, request: SessionRequest) -> None:
         """Start a new engine run (a new or resumed session); a running one is cancelled first."""
@@ -150,13 +201,15 @@ class CannpilotApp(App):
         self.engine_status = "starting"
         self.engine_error = ""
         self.task_obj = None
+        self._task_slot = TaskSlot()
         if self.main is not None:
             self.main.set_model(self.model)
         self.policy = TUIPolicy(self.post_message, self.generation)
-        self._engine_thread(self.generation, request, self.policy)
+        self._engine_thread(self.generation, request, self.policy, self._task_slot)
 
     @work(thread=True, group="engine", exit_on_error=False)
-    def _engine_thread(self, generation: int, request: SessionRequest, policy: TUIPolicy) -> None:
+    def _engine_thread(self, generation: int, request: SessionRequest, policy: TUIPolicy,
+                       slot: TaskSlot) -> None:
         from tui.engine_host import build_engine
 
         loop = asyncio.new_event_loop()
@@ -169,6 +222,7 @@ class CannpilotApp(App):
             engine, stored = build_engine(request, sinks, policy, store=store,
                                           agent_factory=self.agent_factory,
                                           evaluator_factory=self.evaluator_factory)
+            slot.put(engine.task)
             self.post_message(SessionReady(generation, engine.task, stored))
             task = loop.create_task(engine.run())
             self._engine_loop, self._engine_task = loop, task
@@ -179,6 +233,8 @@ class CannpilotApp(App):
         except Exception as exc:  # shown to the engineer; the app stays up
             status, detail = "failed", f"{type(exc).__name__}: {exc}"
         finally:
+            if not slot.filled:            # no task: waiting workers give up
+                slot.put(None)
             self._engine_loop = self._engine_task = None
             loop.close()
             close = getattr(getattr(engine, "evaluator", None), "close", None)
@@ -191,7 +247,7 @@ class CannpilotApp(App):
         if loop is not None and task is not None and not loop.is_closed():
             try:
                 loop.call_soon_threadsafe(task.cancel)
-            except RuntimeError:
+            except RuntimeError:           # the loop closed meanwhile: the run is over anyway
                 pass
 
     # ---- events from the engine -----------------------------------------------------------
@@ -206,7 +262,8 @@ class CannpilotApp(App):
         for e in events:
             self._dirty |= self.model.apply(e)
             if e.kind == "round_started":
-                self._preview_slice(message.generation, e.round, "init" if e.round == 1 else "mutation")
+                self._preview_slice(message.generation, self._task_slot, e.round,
+                                    "init" if e.round == 1 else "mutation")
             elif e.kind == "decision_made":
                 self._dirty |= set(self.model.rows)     # queued markers are gone
         self._schedule_flush()
@@ -247,19 +304,14 @@ class CannpilotApp(App):
         self._schedule_flush()
 
     @work(thread=True, group="slice", exclusive=True, exit_on_error=False)
-    def _preview_slice(self, generation: int, round_: int, phase: str) -> None:
+    def _preview_slice(self, generation: int, slot: TaskSlot, round_: int, phase: str) -> None:
         """What an LLM agent's prompt holds in this phase (the offline agent sends none)."""
-        import time
-
-        for _ in range(200):              # the task object arrives with SessionReady
-            if self.task_obj is not None or generation != self.generation:
-                break
-            time.sleep(0.05)
-        if self.task_obj is None or generation != self.generation:
+        task = slot.get()                 # set by the engine thread once the task is loaded
+        if task is None or generation != self.generation:
             return
         from knowledge import assemble
 
-        s = assemble(self.task_obj, phase, self.model.chip or self.request.chip)
+        s = assemble(task, phase, self.model.chip or self.request.chip)
         info = SliceInfo(round_, phase, [c.to_json() for c in s.cards], s.total_tokens, "preview")
         self.post_message(SlicePreview(generation, info))
 
@@ -347,7 +399,7 @@ class CannpilotApp(App):
 
     def set_auto_continue(self, on: bool) -> None:
         self.auto_continue = on
-        self.ui_settings.auto_continue = on
+        self.settings.tui.auto_continue = on
         self.save_settings()
         self.notify(f"auto-continue {'on' if on else 'off'}", timeout=2)
         if on and self.pending is not None:
@@ -362,14 +414,16 @@ class CannpilotApp(App):
     # ---- app-level actions ----------------------------------------------------------------
 
     def save_settings(self) -> None:
+        """Write the settings file (atomically); a failure is shown, the app goes on."""
         try:
-            self.ui_settings.save(self.settings_path)
+            self.settings.save(self.settings_path)
         except OSError as exc:
-            self.notify(f"could not save settings: {exc}", severity="warning")
+            self.notify(f"could not save settings to {self.settings_path or self.settings.path}: "
+                        f"{exc.strerror or exc}", severity="warning")
 
     def watch_theme(self, theme: str) -> None:
-        if theme in THEME_NAMES and self.ui_settings.theme != theme:
-            self.ui_settings.theme = theme
+        if theme in THEME_NAMES and self.settings.theme != theme:
+            self.settings.theme = theme
             self.save_settings()
         if self.main is not None:
             self.main.refresh_code()
@@ -390,7 +444,7 @@ class CannpilotApp(App):
     async def action_new_session(self) -> None:
         from tui.screens.sessions import NewSessionScreen
 
-        req = await self.push_screen_wait(NewSessionScreen(self.ui_settings))
+        req = await self.push_screen_wait(NewSessionScreen(self.settings))
         if req is not None:
             self._abandon_pending()
             self.start_session(req)
@@ -406,17 +460,18 @@ class CannpilotApp(App):
         name = await self.push_screen_wait(ResumeScreen(self.store()))
         if name:
             self._abandon_pending()
-            self.start_session(SessionRequest(resume=name, rounds=self.ui_settings.rounds,
-                                              variants=self.ui_settings.variants))
+            self.start_session(SessionRequest(resume=name, rounds=self.settings.rounds,
+                                              variants=self.settings.variants))
             self.notify(f"resuming {name}", timeout=3)
 
     @work(group="dialog", exit_on_error=False)
     async def action_settings(self) -> None:
         from tui.screens.settings import SettingsScreen
 
-        new = await self.push_screen_wait(SettingsScreen(self.ui_settings))
+        new = await self.push_screen_wait(SettingsScreen(self.settings))
         if new is not None:
-            self.ui_settings = new
+            self.settings = new
+            self.auto_continue = new.tui.auto_continue
             self.save_settings()
             self.notify("settings saved; chip, backend, agent, rounds and variants apply to the next "
                         "new session", timeout=4)
@@ -435,8 +490,8 @@ class CannpilotApp(App):
     def on_unmount(self) -> None:
         self._abandon_pending()
         self.cancel_engine()
-        if self._store is not None and self._store_spec == "default":
+        if self._store is not None and self._store is not self._store_spec:   # opened here
             try:
                 self._store.close()
-            except Exception:
-                pass
+            except Exception as exc:       # quitting goes on; the store's WAL is replayed next open
+                log.warning("closing the session store failed: %s: %s", type(exc).__name__, exc)

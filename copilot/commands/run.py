@@ -17,10 +17,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "their (estimated or measured) time, with decisions between rounds.")
     p.add_argument("--task", help="built-in task name, task directory or KernelBench .py "
                                    "(not needed with --session of an existing session)")
-    p.add_argument("--agent", default="offline", help="offline (no network) or an LLM model name/alias")
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--variants", type=int, default=4)
-    p.add_argument("--chip", default="910B2")
+    p.add_argument("--agent", help="offline (no network) or an LLM model name/alias (default: settings, "
+                                   "else offline)")
+    p.add_argument("--rounds", type=int, help="rounds (default: settings, else 3)")
+    p.add_argument("--variants", type=int, help="variants per round (default: settings, else 4)")
+    p.add_argument("--chip", help="chip profile (default: settings, else 910B2)")
     p.add_argument("--session", help="session name (default: <task>-<time>)")
     p.add_argument("--decide", choices=("auto", "prompt"), default="auto",
                    help="between rounds: continue automatically, or ask in the terminal")
@@ -37,8 +38,6 @@ def _check_args(args) -> None:
 
     if not args.task and not args.session:
         raise BadInput("run needs --task T (or --session S of an existing session to resume it)")
-    if args.rounds < 1 or args.variants < 1:
-        raise BadInput("--rounds and --variants must be at least 1")
     if args.decide == "prompt" and not sys.stdin.isatty():
         raise BadInput("--decide prompt needs an interactive terminal; use --decide auto")
 
@@ -53,19 +52,24 @@ def _policy(decide: str | None):
 
 def run(args: argparse.Namespace) -> int:
     _check_args(args)
-    from copilot.chips import load_chip
+    from copilot.config import load_settings
     from copilot.evolution.session import SessionConfig, new_engine, resume_engine
     from copilot.tasks import load_task
     from sessions import SessionStore
 
-    store = SessionStore(args.store) if args.store else SessionStore()
+    # one precedence for every value: flags > CANNPILOT_* > settings.yaml > defaults
+    settings = load_settings().with_flags({
+        "--chip": ("chip", args.chip), "--rounds": ("rounds", args.rounds),
+        "--variants": ("variants", args.variants), "--agent": ("model", args.agent),
+        "--store": ("store", args.store)})
+    store = SessionStore(settings.store_path())
     if args.session and args.session in store.session_names():
         engine, cfg = resume_engine(store, args.session, [store, _Progress()], _policy(args.decide),
-                                    rounds=args.rounds)
+                                    rounds=settings.rounds)
         return execute(engine, cfg, store, args.output, args.json)
     task = load_task(args.task)
-    chip = load_chip(args.chip).name
-    cfg = SessionConfig(task=task, agent=args.agent, chip=chip, rounds=args.rounds, variants=args.variants,
+    cfg = SessionConfig(task=task, agent=settings.model or "offline", chip=settings.chip,
+                        rounds=settings.rounds, variants=settings.variants,
                         name=args.session, seed=args.seed, target_speedup=args.target_speedup)
     engine = new_engine(cfg, [store, _Progress()], _policy(args.decide))
     return execute(engine, cfg, store, args.output, args.json)

@@ -22,17 +22,19 @@ def _isolated(tmp_path, monkeypatch):
 @pytest.fixture
 def make_app(tmp_path):
     """make_app(rounds=3, hold=set(), store=False, **settings) -> (app, evaluator)."""
+    from copilot.config import Settings
     from tui.app import CannpilotApp
     from tui.engine_host import SessionRequest
-    from tui.settings import UISettings
 
     def make(rounds: int = 3, variants: int = 4, hold: set[str] | None = None, store: bool = False,
              name: str = "tui-test", start: bool = True, **settings):
         ev = FakeEvaluator(hold=hold)
+        tui = {k: settings.pop(k) for k in ("keymap", "auto_continue") if k in settings}
         app = CannpilotApp(SessionRequest(task=TASK, name=name, rounds=rounds, variants=variants,
                                           stagnation_rounds=9),
                            start=start, store=tmp_path / "sessions.sqlite" if store else None,
-                           settings=UISettings(**settings), settings_path=tmp_path / "config" / "tui.json",
+                           settings=Settings(**settings, tui=tui),
+                           settings_path=tmp_path / "config" / "settings.yaml",
                            agent_factory=lambda cfg: FakeAgent(), evaluator_factory=lambda cfg: ev,
                            cursor_blink=False)
         return app, ev

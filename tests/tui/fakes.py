@@ -4,7 +4,8 @@ The agent writes small AscendC-shaped kernels whose tile size follows the round 
 evaluator derives an estimated time from the candidate id, fails the third variant of every round
 with a UB-capacity build error (so the diagnostics pane has content), and can hold chosen
 candidates at a gate (a `threading.Event`) so a test can look at a round in the middle.
-`CANNPILOT_TUI_FAKE=1 cannpilot` runs the app with these (see tests/tui_tmux/drive.sh).
+`tests/tui_tmux/fake_app.py` runs the real `cannpilot` command with these (drive.sh, with
+CANNPILOT_TUI_FAKE=1).
 """
 
 from __future__ import annotations

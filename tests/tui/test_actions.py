@@ -3,6 +3,7 @@ evaluator, the real engine in its worker thread)."""
 
 from __future__ import annotations
 
+from copilot.config import load_settings
 from copilot.evolution.engine import RoundDecision
 from tests.tui.conftest import SIZE, back_to_board, select, until_review, wait_for
 from tui.screens.editor import EditorScreen
@@ -130,7 +131,8 @@ async def test_auto_continue_never_waits(make_app):
         await wait_for(pilot, lambda: app.engine_status == "finished", what="the end of the session")
         assert received(app) == [RoundDecision(), RoundDecision()]
         assert not any(isinstance(s, ReviewScreen) for s in app.screen_stack)
-    assert app.ui_settings.auto_continue     # remembered
+    assert app.settings.tui.auto_continue     # remembered in the settings file
+    assert load_settings(app.settings_path, env={}).tui.auto_continue
 
 
 async def test_decisions_entered_while_the_round_runs_are_sent_at_its_end(make_app):

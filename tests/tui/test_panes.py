@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
+import yaml
 
+from copilot.config import load_settings
 from tests.tui.conftest import SIZE, back_to_board, select, until_review, wait_for
 from tui.screens.dialogs import CardScreen, TextScreen
 from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
-from tui.settings import UISettings
 from tui.widgets.code_view import CodeView
 from tui.widgets.diagnostics_pane import DiagnosticsPane
 from tui.widgets.knowledge_pane import KnowledgePane
@@ -112,9 +112,9 @@ async def test_theme_switches_at_runtime_and_is_remembered(make_app, tmp_path):
         assert app.theme == "cannpilot-dark"
         await pilot.press("t")
         assert app.theme == "cannpilot-light"
-    saved = json.loads((tmp_path / "config" / "tui.json").read_text())
-    assert saved["theme"] == "cannpilot-light"
-    assert UISettings.load(tmp_path / "config" / "tui.json").theme == "cannpilot-light"
+    path = tmp_path / "config" / "settings.yaml"
+    assert yaml.safe_load(path.read_text())["theme"] == "cannpilot-light"
+    assert load_settings(path, env={}).theme == "cannpilot-light"
 
 
 async def test_keys_can_be_remapped_by_binding_id(make_app):
@@ -136,7 +136,7 @@ async def test_new_session_and_resume(make_app, tmp_path):
         await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: isinstance(app.screen, ResumeScreen), what="the resume screen")
         assert app.screen.query_one("DataTable").row_count == 1
-        app.ui_settings.rounds = 2
+        app.settings.rounds = 2
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.generation == 2 and app.engine_status in ("finished", "failed"),
                        what="the resumed session's end")

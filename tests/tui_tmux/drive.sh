@@ -5,8 +5,8 @@
 #   and config -> wait for round 1's review -> pin the top candidate -> veto the last -> steer ->
 #   continue -> wait for round 2's review -> quit -> check `cannpilot sessions show --json`.
 #
-# Env: CANNPILOT (the console script; default: the repo's .venv), CANNPILOT_TUI_FAKE=1 (fake
-# agent/evaluator, no g++: development only), DRIVE_TIMEOUT (seconds per wait, default 600),
+# Env: CANNPILOT (the console script; default: the repo's .venv), CANNPILOT_TUI_FAKE=1 (launch
+# tests/tui_tmux/fake_app.py instead: the fake agent/evaluator, no g++), DRIVE_TIMEOUT (seconds per wait, default 600),
 # DRIVE_KEEP=1 (keep the temp dir). Exit 0 when every check passes; screens go to $TMP/screens.
 set -euo pipefail
 
@@ -81,9 +81,14 @@ command -v tmux >/dev/null || { say "tmux is not installed"; exit 77; }
 say "launching $CANNPILOT in tmux ($WIDTH x $HEIGHT), store $CANNPILOT_STORE"
 APP_ENV="CANNPILOT_STORE='$CANNPILOT_STORE' CANNPILOT_CONFIG_DIR='$CANNPILOT_CONFIG_DIR'"
 APP_ENV+=" CANNPILOT_CACHE_DIR='$CANNPILOT_CACHE_DIR' CANNPILOT_DATA_DIR='$CANNPILOT_DATA_DIR'"
-APP_ENV+=" CANNPILOT_STATE_DIR='$CANNPILOT_STATE_DIR' CANNPILOT_TUI_FAKE='${CANNPILOT_TUI_FAKE:-}' TERM=xterm-256color"
+APP_ENV+=" CANNPILOT_STATE_DIR='$CANNPILOT_STATE_DIR' TERM=xterm-256color"
+APP="'$CANNPILOT'"
+if [[ "${CANNPILOT_TUI_FAKE:-}" == 1 ]]; then
+    APP_ENV+=" PYTHONPATH='$ROOT'"
+    APP="'$ROOT/.venv/bin/python' -m tests.tui_tmux.fake_app"
+fi
 tmux -f /dev/null new-session -d -s "$TMUX_SESSION" -x "$WIDTH" -y "$HEIGHT" \
-    "sleep 0.5; cd '$TMP' && env $APP_ENV '$CANNPILOT'; echo CANNPILOT_EXIT=\$?; sleep 3600"
+    "sleep 0.5; cd '$TMP' && env $APP_ENV $APP; echo CANNPILOT_EXIT=\$?; sleep 3600"
 # keep the size whatever client (none) is attached; the app starts after the resize
 tmux set-option -t "$TMUX_SESSION" window-size manual
 tmux resize-window -t "$TMUX_SESSION" -x "$WIDTH" -y "$HEIGHT"

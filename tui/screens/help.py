@@ -1,4 +1,4 @@
-"""Every key of the app, its action and its binding id (remap in the settings file's "keymap")."""
+"""Every key of the app, its action and its binding id (remap in settings.yaml's `tui.keymap`)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help"):
-            yield Static("Keys (binding ids remap in tui.json: {\"keymap\": {\"pin\": \"P\"}}). "
+            yield Static("Keys (binding ids remap in settings.yaml: tui: {keymap: {pin: P}}). "
                          "Pin, veto, edit and steer can be entered while a round runs; they are sent "
                          "together when it ends.", id="help-intro")
             yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)

@@ -99,14 +99,15 @@ class MainScreen(Screen):
             board.move_cursor(row=0, animate=False)
         m = self.model
         rounds = getattr(app.request, "rounds", 0) or int(m.settings.get("rounds", 0))
+        budget_usd = app.settings.budget.max_usd or 0.0
         # each pane is redrawn only when what it shows changed: a burst of events costs one
         # leaderboard update, not a repaint of every widget
         status_sig = (m.session, m.task, m.chip, m.backend, m.agent, m.current_round, rounds, m.phase,
-                      m.prompt_tokens + m.completion_tokens, round(m.cost_usd, 2), app.ui_settings.budget_usd,
+                      m.prompt_tokens + m.completion_tokens, round(m.cost_usd, 2), budget_usd,
                       app.auto_continue, app.draft.describe())
         if status_sig != self._sigs.get("status"):
             self._sigs["status"] = status_sig
-            self.query_one(StatusBar).show(m, rounds, app.ui_settings.budget_usd, app.auto_continue,
+            self.query_one(StatusBar).show(m, rounds, budget_usd, app.auto_continue,
                                            app.draft.describe())
         progress = m.progress()
         timing = next((r.timing for r in m.rows.values() if r.time_us), "estimate") if progress else "estimate"

@@ -13,11 +13,13 @@ from textual.widgets import Button, DataTable, Input, Label, Select, Static
 from tui.engine_host import SessionRequest
 
 
-def _int(text: str, default: int) -> int:
+def _count(text: str, what: str) -> int | str:
+    """A count of at least 1, or the one-line reason it is not."""
     try:
-        return max(1, int(text))
+        value = int(text)
     except ValueError:
-        return default
+        return f"{what}: '{text}' is not a whole number"
+    return value if value >= 1 else f"{what}: must be at least 1 (got {value})"
 
 
 class NewSessionScreen(ModalScreen[SessionRequest | None]):
@@ -44,7 +46,7 @@ class NewSessionScreen(ModalScreen[SessionRequest | None]):
                 yield Label("variants")
                 yield Input(str(self.settings.variants), id="variants", type="integer")
             yield Static(f"chip {self.settings.chip} · backend {self.settings.backend} · agent "
-                         f"{self.settings.agent} (F2 settings)", classes="muted")
+                         f"{self.settings.model or 'offline'} (F2 settings)", classes="muted")
             with Horizontal(classes="buttons"):
                 yield Button("Start", id="start", variant="primary")
                 yield Button("Cancel", id="cancel")
@@ -62,10 +64,15 @@ class NewSessionScreen(ModalScreen[SessionRequest | None]):
         if not task:
             self.notify("pick a built-in task or give a path", severity="warning")
             return
-        s = self.settings
-        self.dismiss(SessionRequest(task=task, chip=s.chip, backend=s.backend, agent=s.agent,
-                                    rounds=_int(self.query_one("#rounds", Input).value, s.rounds),
-                                    variants=_int(self.query_one("#variants", Input).value, s.variants)))
+        from tui.settings import session_request
+
+        rounds = _count(self.query_one("#rounds", Input).value, "rounds")
+        variants = _count(self.query_one("#variants", Input).value, "variants")
+        for bad in (rounds, variants):
+            if isinstance(bad, str):
+                self.notify(bad, severity="error")
+                return
+        self.dismiss(session_request(self.settings, task=task, rounds=rounds, variants=variants))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
