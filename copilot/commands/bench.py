@@ -3,6 +3,11 @@
 Per task: feasible (a passing kernel exists), baseline and best time, speedup, roofline fraction,
 candidates evaluated, tokens. A task that fails to load or to run is reported infeasible with its
 reason, and the bench goes on. Times on the sim backend are estimates and labelled so.
+
+A suite in CANN-Bench's layout (`level1..4/<task>/` beside `metadata/<chip>.json`) is scored the
+way CANN-Bench scores it (copilot/scoring.py): one kernel per operator (the lowering agent's by
+default, or the best of a session with `--agent`), every case run and judged, HAP per passing case
+from its estimated time, EachOperatorScore, level and total scores.
 """
 
 from __future__ import annotations
@@ -22,14 +27,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "suite) and report feasibility, speedups and roofline fractions.")
     p.add_argument("--suite", help="a directory of task directories (default: the built-in suite)")
     p.add_argument("--tasks", help="comma-separated task names to restrict the suite to")
-    p.add_argument("--agent", default="offline")
+    p.add_argument("--agent", default=None,
+                   help="offline (default) | lowering (score the lowered kernel; default for a CANN-Bench "
+                        "suite) | any session agent")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--variants", type=int, default=4)
     p.add_argument("--chip", default="910B2")
     p.add_argument("--store", help="session store file (default: a fresh one beside the report)")
     p.add_argument("-o", "--output", default="bench/results/bench", help="report path prefix (.json, .md)")
     p.add_argument("--json", action="store_true", help="print the JSON report on stdout")
+    p.add_argument("--cases", default="all",
+                   help="CANN-Bench suites: cases to run (all | quick | ids); the others count as not judged")
+    p.add_argument("--max-elements", type=int, default=0,
+                   help="CANN-Bench suites: skip (count as not judged) cases with more input elements")
     p.set_defaults(handler=run)
+
+
+def is_cannbench_suite(root: Path) -> bool:
+    """A directory in CANN-Bench's layout: `metadata/*.json` beside `level<N>/` task directories."""
+    root = Path(root)
+    return (root / "metadata").is_dir() and any(p.is_dir() and p.name.startswith("level")
+                                                 for p in root.iterdir())
 
 
 def _suite(args) -> list[str | Path]:
@@ -40,7 +58,11 @@ def _suite(args) -> list[str | Path]:
         root = Path(args.suite)
         if not root.is_dir():
             raise BadInput(f"--suite {root}: not a directory of task directories")
-        refs: list[str | Path] = sorted(p for p in root.iterdir() if p.is_dir() or p.suffix == ".py")
+        if is_cannbench_suite(root):
+            refs: list[str | Path] = sorted(t for lv in root.iterdir() if lv.is_dir() and lv.name.startswith("level")
+                                            for t in lv.iterdir() if t.is_dir())
+        else:
+            refs = sorted(p for p in root.iterdir() if p.is_dir() or p.suffix == ".py")
     else:
         refs = list(builtin_names())
     if args.tasks:
@@ -139,6 +161,11 @@ def run(args: argparse.Namespace) -> int:
     if args.rounds < 1 or args.variants < 1:
         raise BadInput("--rounds and --variants must be at least 1")
     refs = _suite(args)
+    if args.suite and is_cannbench_suite(Path(args.suite)):
+        from copilot.commands import bench_cannbench
+
+        return bench_cannbench.run(args, refs)
+    args.agent = args.agent or "offline"
     out = Path(args.output)
     out.parent.mkdir(parents=True, exist_ok=True)
     store = SessionStore(args.store or out.with_suffix(".sqlite"))
@@ -168,10 +195,14 @@ def run(args: argparse.Namespace) -> int:
             report(complete=False)
     finally:
         store.close()
-    doc = report(complete=True)
-    if args.json:
+    return emit(report(complete=True), args.json, markdown)
+
+
+def emit(doc: dict, as_json: bool, render) -> int:
+    """The final report on stdout: the JSON document, or its Markdown rendering."""
+    if as_json:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        print(markdown(doc))
+        print(render(doc))
     return 0

@@ -95,7 +95,7 @@ class SimEvaluator:
 
     def _cascade(self, task: Task, candidate: Candidate) -> Evaluation:
         from copilot.backends import sim
-        from copilot.oracle import judge_case
+        from copilot.oracle import run_verdict
         from copilot.tasks import select_cases
 
         findings = lint(candidate.code)
@@ -127,9 +127,9 @@ class SimEvaluator:
                                       build_seconds=build_seconds)
             run = sim.run(b, task, case, r.inputs, outputs=r.ref.outputs, chip=self.chip)
             diags += [d.to_json() for d in run.diagnostics]
-            verdict = judge_case(task, r.ref, run.outputs)
+            verdict = run_verdict(task, r.ref, run, r.inputs, case)
             errors = [d for d in run.diagnostics if d.is_error]
-            passed = bool(verdict.passed) and not errors
+            passed = bool(verdict.passed)
             cases_out.append({"id": case.id, "passed": passed, "mere": _num(verdict.mere),
                               "mare": _num(verdict.mare), "failure_class": verdict.failure_class,
                               "message": verdict.message, "role": "correctness"})
@@ -141,6 +141,10 @@ class SimEvaluator:
         times, roofs = [], []
         for case in select_cases(task, self.perf):
             timed = self._time_case(task, case, builds, path)
+            if isinstance(timed, Evaluation):       # the timed run was wrong or broke: no score
+                cases_out.append(timed.cases[0])
+                return Evaluation(timed.status, cases=cases_out, diagnostics=_dedupe(diags + timed.diagnostics),
+                                  build_seconds=build_seconds)
             if timed is None:
                 times = []
                 break
@@ -170,19 +174,71 @@ class SimEvaluator:
                 self._refs[k] = hit
         return hit
 
-    def _time_case(self, task: Task, case: Case, builds: dict, path: Path):
-        """(est_us, roofline_fraction, extra) for one performance case, or None when the cost
-        model cannot time this kernel (then the candidate is correct but unranked)."""
-        from copilot.costmodel.estimate import build_for_case, estimate_case
+    def _time_case(self, task: Task, case: Case, builds: dict, path: Path, full: bool = False):
+        """(est_us, roofline_fraction, extra) for one performance case, judged: the run that gives
+        the estimate runs the sampled blocks (every block when `full`) on real inputs, and the
+        elements they wrote are compared with the oracle. An Evaluation (one case) when that run
+        fails or is wrong; None when the cost model cannot time this kernel (correct, unranked)."""
+        from copilot.backends import sim
+        from copilot.backends.sim.integrity import judge_sampled
+        from copilot.costmodel import with_roofline
+        from copilot.costmodel.estimate import build_for_case, case_roofline, estimate_case
+        from copilot.oracle import CaseTooLarge, judge_case
+        from copilot.chips import load_chip
 
         b, outs, _ = build_for_case(path, task, case, self.chip, builds)
         if not b.ok:
             return None
-        est = estimate_case(b, task, case, self.chip, outs)
+        try:
+            r = self._reference(task, case)
+        except CaseTooLarge:        # no oracle fits: count-only estimate, marked unjudged
+            est = estimate_case(b, task, case, self.chip, outs)
+            if est is None:
+                return None
+            return est.time_us, est.roofline_fraction, {"bottleneck": est.bottleneck, "pipes_us": est.pipes_us,
+                                                         "t_hw_us": est.t_hw_us, "timing": "estimate",
+                                                         "judged": False}
+        run = sim.run(b, task, case, r.inputs, outputs=r.ref.outputs, chip=self.chip, sample_blocks=not full)
+        errors = [d for d in run.diagnostics if d.is_error]
+        if full:
+            v = judge_case(task, r.ref, run.outputs, inputs=r.inputs, case=case)
+            passed, message, extra_diags = bool(v.passed) and not errors, v.message, []
+        else:
+            passed, message, extra_diags = judge_sampled(task, r.ref, run.outputs, r.inputs, case, run)
+            passed = passed and not errors
+        if not passed:
+            crashed = any(d.id.startswith("RUN.") and d.id != "RUN.INTEGRITY" for d in errors)
+            diags = [d.to_json() for d in run.diagnostics + extra_diags]
+            row = {"id": case.id, "role": "performance", "passed": False, "message": message,
+                   "judged": "full" if full else "sampled blocks"}
+            return Evaluation("crashed" if crashed else "incorrect", cases=[row], diagnostics=diags)
+        est = run.extra.get("estimate")
         if est is None:
             return None
+        est = with_roofline(est, *case_roofline(task, case, outs, load_chip(self.chip)))
         return est.time_us, est.roofline_fraction, {"bottleneck": est.bottleneck, "pipes_us": est.pipes_us,
-                                                     "t_hw_us": est.t_hw_us, "timing": "estimate"}
+                                                     "t_hw_us": est.t_hw_us, "timing": "estimate",
+                                                     "judged": "full" if full else "sampled blocks"}
+
+    def confirm(self, task: Task, candidate: Candidate) -> Evaluation:
+        """The winner's check before it is reported: every performance case run in full (all
+        blocks, every element judged). 'passed' with the full-run estimate, or the failure."""
+        from copilot.tasks import select_cases
+
+        path = self.workdir / f"{task.name}-{code_hash(candidate.code)}.cpp"
+        if not path.exists():
+            path.write_text(candidate.code, encoding="utf-8")
+        builds: dict = {}
+        cases_out, times = [], []
+        for case in select_cases(task, self.perf):
+            timed = self._time_case(task, case, builds, path, full=True)
+            if isinstance(timed, Evaluation):
+                return Evaluation(timed.status, cases=timed.cases, diagnostics=timed.diagnostics)
+            if timed is None:
+                return Evaluation("passed", time_us=None, timing="estimate", cases=cases_out)
+            times.append(timed[0])
+            cases_out.append({"id": case.id, "role": "performance", "est_us": timed[0], **timed[2]})
+        return Evaluation("passed", time_us=geomean(times) if times else None, timing="estimate", cases=cases_out)
 
 
 def _num(x):

@@ -10,9 +10,9 @@ from copilot.oracle.golden import (
     smoke_golden,
 )
 from copilot.oracle.inputs import make_inputs
-from copilot.oracle.verdict import judge_case
+from copilot.oracle.verdict import judge_case, run_verdict
 
 __all__ = [
     "CaseTooLarge", "OutputSpec", "judge_case", "Reference", "estimate_bytes", "make_inputs",
-    "oracle_budget_bytes", "reference", "smoke_golden",
+    "oracle_budget_bytes", "reference", "run_verdict", "smoke_golden",
 ]

@@ -72,7 +72,11 @@ _EXACT = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint6
 _ALLCLOSE_TOL = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2}
 
 FAILURE_CLASSES = ("nan_inf_introduced", "nan_inf_mismatch", "zero_output", "localized_outlier",
-                   "systematic_drift", "small_value_error", "shape_mismatch", "integer_mismatch")
+                   "systematic_drift", "small_value_error", "shape_mismatch", "integer_mismatch",
+                   "non_contiguous_output", "bit_mismatch")
+# Failures that are not about the numbers (benchmark_spec §4.3, §4.6): a wrong number or shape of
+# outputs, a non-contiguous output. CANN-Bench counts them as compile/runtime errors of the case.
+STRUCTURAL_CLASSES = ("shape_mismatch", "non_contiguous_output")
 
 
 @dataclass
@@ -431,26 +435,69 @@ def _shape_verdict(mode: str, a_shape, o_shape) -> CaseVerdict:
                        f"shape mismatch: kernel output {list(a_shape)}, expected {list(o_shape)}", None)
 
 
-def _judge_exact(actual, oracle, shape: tuple[int, ...]) -> CaseVerdict:
+def _judge_exact(actual, oracle, shape: tuple[int, ...], tol: int = 0) -> CaseVerdict:
+    """Integer and bool outputs: |kernel - golden| <= tol everywhere (tol 0: equal)."""
     a = torch.as_tensor(actual).detach().cpu().reshape(-1)
     o = torch.as_tensor(oracle).detach().cpu().reshape(-1)
     if a.dtype.is_floating_point or o.dtype.is_floating_point:
         a, o = a.to(torch.float64), o.to(torch.float64)
     else:
         a, o = a.to(torch.int64), o.to(torch.int64)
-    wrong = a != o
+    wrong = (a - o).abs() > tol if tol else a != o
+    mode = f"exact±{tol}" if tol else "exact"
+    rule = f"|kernel - golden| <= {tol} required" if tol else "exact match required"
     count = int(torch.count_nonzero(wrong))
     if count == 0:
-        return CaseVerdict(True, "exact", math.nan, math.nan, None, {},
-                           f"exact match ({a.numel()} elements)", None)
+        return CaseVerdict(True, mode, math.nan, math.nan, None, {},
+                           f"{'within ±' + str(tol) if tol else 'exact match'} ({a.numel()} elements)", None)
     first = int(torch.nonzero(wrong)[0, 0])
     where = _index(first, shape)
     kind = _Kind()
     kind.add(wrong.numpy(), 0)
     loc = _locate([kind], a.numel(), shape)
-    msg = (f"{count} of {a.numel()} elements differ (exact match required); first at {where}: "
+    msg = (f"{count} of {a.numel()} elements differ ({rule}); first at {where}: "
            f"kernel {_num(a[first])}, expected {_num(o[first])}; {loc.text}")
-    return CaseVerdict(False, "exact", math.nan, math.nan, "integer_mismatch", {}, msg, where)
+    return CaseVerdict(False, mode, math.nan, math.nan, "integer_mismatch", {}, msg, where)
+
+
+_BIT_VIEWS = {"float16": (torch.float16, torch.int16), "bfloat16": (torch.bfloat16, torch.int16),
+              "float32": (torch.float32, torch.int32), "hifloat32": (torch.float32, torch.int32)}
+
+
+def _judge_bits(actual, oracle, shape: tuple[int, ...], name: str) -> CaseVerdict:
+    """A float output with a declared threshold of 0: bit-exact against the golden rounded to the
+    output dtype (+0.0 / -0.0, the sign of inf and nan payloads all count)."""
+    if name not in _BIT_VIEWS:
+        raise BadInput(f"precision: a bit-exact threshold is not supported for {name}")
+    fdt, idt = _BIT_VIEWS[name]
+    a = torch.as_tensor(actual).detach().cpu().reshape(-1).to(fdt).view(idt)
+    g = truncate(_flat(oracle).to(torch.float64).numpy() if isinstance(oracle, torch.Tensor)
+                 else np.asarray(oracle, dtype=np.float64).reshape(-1), name)
+    o = torch.from_numpy(g).to(fdt).view(idt)
+    wrong = a != o
+    count = int(torch.count_nonzero(wrong))
+    if count == 0:
+        return CaseVerdict(True, "bitexact", 0.0, 0.0, None, {}, f"bit-exact ({a.numel()} elements)", None)
+    first = int(torch.nonzero(wrong)[0, 0])
+    where = _index(first, shape)
+    kind = _Kind()
+    kind.add(wrong.numpy(), 0)
+    loc = _locate([kind], a.numel(), shape)
+    af, of = a[first].view(fdt).item(), o[first].view(fdt).item()
+    return CaseVerdict(False, "bitexact", math.nan, math.nan, "bit_mismatch", {},
+                       f"{count} of {a.numel()} elements are not bit-exact (the task's threshold is 0); "
+                       f"first at {where}: kernel {af!r}, expected {of!r}; {loc.text}", where)
+
+
+def thresholds_for(name: str, threshold: float | None) -> Thresholds:
+    """The standard's limits for `name`, with T replaced by a task's declared threshold (its
+    proto's `precision_thresholds`; the MARE limit is then 10 x that threshold, as the public
+    protos state). The small-value and cancellation limits stay the table's."""
+    base = THRESHOLDS[name]
+    if threshold is None:
+        return base
+    return Thresholds(float(threshold), 10.0 * float(threshold), base.small_value,
+                      base.small_value_error, base.cancel)
 
 
 def _num(x) -> str:
@@ -458,23 +505,32 @@ def _num(x) -> str:
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
-def judge(actual, oracle, bench, dtype: str) -> CaseVerdict:
+def judge(actual, oracle, bench, dtype: str, threshold: float | None = None) -> CaseVerdict:
     """Judge one output by the Ascend precision standard (docs/precision.md).
 
     `actual`: the kernel's output (any float dtype); `oracle`: fp64 truth; `bench`: the
     same-precision reference output, or None (the reference then counts 0 errors); `dtype`: the
-    output dtype name. Integer and bool dtypes are judged by exact match.
+    output dtype name. `threshold`: the task's declared threshold for this dtype, if any: for
+    integer and bool outputs the allowed |kernel - golden| (none: exact match), for float outputs
+    the MERE limit T (MARE limit 10T), 0 meaning bit-exact.
     """
     name = _dtype_name(dtype)
     a_shape, o_shape = _shape(actual), _shape(oracle)
     if a_shape != o_shape:
         return _shape_verdict("exact" if name in _EXACT else "standard", a_shape, o_shape)
+    if threshold is not None and not (threshold >= 0 and math.isfinite(threshold)):
+        raise BadInput(f"precision: threshold {threshold!r} for {name} must be a finite number >= 0")
     if name in _EXACT:
-        return _judge_exact(actual, oracle, o_shape)
+        tol = 0 if threshold is None else threshold
+        if tol != int(tol):
+            raise BadInput(f"precision: integer threshold {threshold!r} for {name} must be a whole number")
+        return _judge_exact(actual, oracle, o_shape, int(tol))
+    if threshold == 0:
+        return _judge_bits(actual, oracle, o_shape, name)
     if bench is not None and _shape(bench) != o_shape:
         raise BadInput(f"precision: the same-precision reference has shape {list(_shape(bench))}, "
                        f"the oracle {list(o_shape)}; check the golden's bench function")
-    th = THRESHOLDS[name]
+    th = thresholds_for(name, threshold)
     s = _scan(_flat(actual), _flat(oracle), None if bench is None else _flat(bench), name, th)
     return _verdict(s, th, o_shape)
 
@@ -490,7 +546,9 @@ def _verdict(s: _Scan, th: Thresholds, shape: tuple[int, ...]) -> CaseVerdict:
     small_ok = _ratio_ok(s.k_small.count, s.r_small)
     cancel_ok = _ratio_ok(s.k_cancel.count, s.r_cancel)
     F, Fb = s.k_normal.count, s.r_normal_at_k
-    normal_count_ok = F == 0 or (Fb > 0 and _ratio_ok(F, Fb))
+    # benchmark_spec §4.4 "同精度兜底": only when the reference also fails at the kernel's failing
+    # points; then ErrorCount_npu / max(ErrorCount_cpu, 1) <= 2 over the whole normal region.
+    normal_count_ok = F == 0 or (Fb > 0 and _ratio_ok(F, s.r_normal))
     normal_mere_ok = mere_n < T or (ref_mere_n >= T and mere_n <= 2 * ref_mere_n)
     normal_ok = normal_count_ok and normal_mere_ok
     regions = {
@@ -534,7 +592,8 @@ def _verdict(s: _Scan, th: Thresholds, shape: tuple[int, ...]) -> CaseVerdict:
     if not normal_ok:
         if F:
             ref = ("the reference is clean there" if Fb == 0 else
-                   f"the reference fails at {Fb} of them (ratio {F / Fb:.3g} > 2)")
+                   f"the reference fails at {Fb} of them, {s.r_normal} in the region "
+                   f"(ratio {F / max(s.r_normal, 1):.3g} > 2)")
             parts.append(f"normal region: {F} of {s.n_normal} elements over the MARE limit "
                          f"{_pow2(th.mare)} ({ref}); worst rel err {s.worst_normal.value:.3g} "
                          f"({_in_t(s.worst_normal.value, T)}) at {_index(s.worst_normal.index, shape)}")
@@ -582,7 +641,7 @@ def _region_summary(regions: dict) -> str:
             f"cancellation {c['kernel_errors']} vs {c['ref_errors']}")
 
 
-def judge_outputs(actuals, oracles, benches, dtypes) -> CaseVerdict:
+def judge_outputs(actuals, oracles, benches, dtypes, thresholds=None) -> CaseVerdict:
     """Judge every output of a case; the case passes only if all pass.
 
     A failed verdict is the first failing output's, its message prefixed with that output's index;
@@ -598,7 +657,9 @@ def judge_outputs(actuals, oracles, benches, dtypes) -> CaseVerdict:
                                None)
         raise BadInput(f"precision: {len(oracles)} oracle outputs but {len(benches)} references "
                        f"and {len(dtypes)} dtypes")
-    verdicts = [judge(a, o, b, d) for a, o, b, d in zip(actuals, oracles, benches, dtypes)]
+    thresholds = thresholds or {}
+    verdicts = [judge(a, o, b, d, thresholds.get(_dtype_name(d))) for a, o, b, d in
+                zip(actuals, oracles, benches, dtypes)]
     return _combine(verdicts)
 
 

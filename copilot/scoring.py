@@ -1,0 +1,192 @@
+"""CANN-Bench's own score: HAP per case, EachOperatorScore, level and total scores.
+
+Formulas of the public specification (`docs/spec/benchmark_spec.md`):
+
+- §4.2 Eq. 3, the hardware-anchored performance score of case i (HAP):
+  `score_i = (T_base - T_hw) / ((T_cand - T_hw) + (T_base - T_hw))`, with `baseline_perf_us`
+  and `t_hw_us` of `metadata/<hardware>.json`.
+- §4.2 Eq. 4, with (w_c, w_f, w_p) = (0.2, 0.3, 0.5):
+  `EachOperatorScore = [w_c * d_cr + sum_i d_prec_i * (w_f + w_p * score_i) / N] * 100`,
+  `d_cr = (N - N_cr_fail) / N` once the submission compiles, 0 when it does not (§4.3: then every
+  case term is 0 too); N = the number of cases.
+- §4.3: a case with a non-precision error (run error, timeout, wrong number/shape of outputs,
+  non-contiguous output) costs w_c / N and earns no precision or performance term; a precision
+  failure earns nothing but costs no compile/runtime term.
+- §4.2 Eq. 5: a level's score is the sum of its operators' scores, the total the sum of all.
+
+Our readings where the spec is silent (docs/precision.md, "Scoring"):
+- T_cand below T_hw (an estimate under the hardware bound) is taken as T_hw (score 1.0): the
+  bound is a lower bound, so such a figure is a cost-model error, not a faster kernel.
+- T_base == T_hw (one public case): the score is 1.0 at the bound and 0.0 above it.
+- a case the harness could not judge (its golden over the oracle's memory budget) earns no term
+  and costs none; the operator's score is then a lower bound and says so (`unjudged`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from copilot.errors import BadInput
+
+W_COMPILE, W_PRECISION, W_PERF = 0.2, 0.3, 0.5
+LEVELS = ("level1", "level2", "level3", "level4")
+
+# Per-case outcomes, as §4.3 counts them.
+PASSED = "passed"                   # precision gate passed: w_f + w_p * score_i
+PRECISION_FAIL = "precision_fail"   # numbers wrong: no term, no deduction
+RUNTIME_FAIL = "runtime_fail"       # non-precision error: costs w_c / N
+UNJUDGED = "unjudged"               # the harness could not judge it (our reading: no term)
+OUTCOMES = (PASSED, PRECISION_FAIL, RUNTIME_FAIL, UNJUDGED)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    baseline_us: float
+    t_hw_us: float
+
+
+def metadata_path(suite: Path, chip: str) -> Path:
+    """`metadata/<chip>.json` of a suite in the public layout (chip name case-insensitive)."""
+    meta = Path(suite) / "metadata"
+    want = chip.lower().replace("_", "")
+    if meta.is_dir():
+        for p in sorted(meta.glob("*.json")):
+            if p.stem.lower().replace("_", "") == want:
+                return p
+    have = ", ".join(sorted(p.stem for p in meta.glob("*.json"))) if meta.is_dir() else "none"
+    raise BadInput(f"{meta}: no baseline file for chip {chip} (have: {have})")
+
+
+def load_baselines(suite: Path, chip: str) -> dict[str, dict[str, dict[str, Baseline]]]:
+    """level -> operator -> case id -> Baseline, from `metadata/<chip>.json`."""
+    path = metadata_path(suite, chip)
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise BadInput(f"{path}: not readable JSON ({exc})") from None
+    out: dict[str, dict[str, dict[str, Baseline]]] = {}
+    for level, ops in doc.items():
+        if level.startswith("_") or not isinstance(ops, dict):
+            continue
+        for op, cases in ops.items():
+            for cid, entry in cases.items():
+                try:
+                    b = Baseline(float(entry["baseline_perf_us"]), float(entry["t_hw_us"]))
+                except (KeyError, TypeError, ValueError):
+                    raise BadInput(f"{path}: {level}/{op} case {cid} lacks baseline_perf_us/t_hw_us") from None
+                out.setdefault(level, {}).setdefault(op, {})[str(cid)] = b
+    return out
+
+
+def level_of(task_path: Path) -> str:
+    """The level directory a task sits in (`level1`..`level4`), or '' outside that layout."""
+    for part in reversed(Path(task_path).parts):
+        if re.fullmatch(r"level\d+", part):
+            return part
+    return ""
+
+
+def hap(t_cand_us: float, base: Baseline) -> float:
+    """The hardware-anchored performance score of one case (§4.2 Eq. 3)."""
+    if t_cand_us is None or not t_cand_us > 0:
+        raise ValueError(f"HAP needs a positive candidate time, got {t_cand_us!r}")
+    t = max(t_cand_us, base.t_hw_us)          # never better than the hardware bound (module doc)
+    num = base.baseline_us - base.t_hw_us
+    den = (t - base.t_hw_us) + num
+    if den <= 0:                              # T_base == T_hw and the candidate at the bound
+        return 1.0
+    return max(0.0, num / den)
+
+
+@dataclass
+class CaseScore:
+    id: str
+    outcome: str                     # one of OUTCOMES
+    hap: float | None = None         # passed cases with a time
+    t_cand_us: float | None = None   # ESTIMATE on sim
+    baseline_us: float | None = None
+    t_hw_us: float | None = None
+    reason: str = ""
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "outcome": self.outcome, "hap": self.hap, "t_cand_us": self.t_cand_us,
+                "baseline_us": self.baseline_us, "t_hw_us": self.t_hw_us, "reason": self.reason}
+
+
+@dataclass
+class OperatorScore:
+    task: str
+    level: str
+    compiled: bool
+    cases: list[CaseScore] = field(default_factory=list)
+    n: int = 0                       # N of Eq. 4: the task's number of cases
+    reason: str = ""                 # why it scored 0 (did not load / lower / compile)
+
+    @property
+    def passed(self) -> int:
+        return sum(c.outcome == PASSED for c in self.cases)
+
+    @property
+    def runtime_failures(self) -> int:
+        return sum(c.outcome == RUNTIME_FAIL for c in self.cases)
+
+    @property
+    def unjudged(self) -> int:
+        return sum(c.outcome == UNJUDGED for c in self.cases)
+
+    @property
+    def compile_runtime(self) -> float:
+        """δ_compile/runtime of Eq. 4."""
+        if not self.compiled or self.n == 0:
+            return 0.0
+        return (self.n - self.runtime_failures) / self.n
+
+    @property
+    def score(self) -> float:
+        """EachOperatorScore (§4.2 Eq. 4), 0..100."""
+        if not self.compiled or self.n == 0:
+            return 0.0
+        perf = sum(W_PRECISION + W_PERF * (c.hap or 0.0) for c in self.cases if c.outcome == PASSED)
+        return (W_COMPILE * self.compile_runtime + perf / self.n) * 100.0
+
+    def to_json(self) -> dict:
+        return {"task": self.task, "level": self.level, "compiled": self.compiled, "n": self.n,
+                "passed": self.passed, "runtime_failures": self.runtime_failures,
+                "unjudged": self.unjudged, "compile_runtime": self.compile_runtime,
+                "score": self.score, "reason": self.reason,
+                "cases": [c.to_json() for c in self.cases]}
+
+
+def case_score(case_id: str, outcome: str, t_cand_us: float | None, base: Baseline | None,
+               reason: str = "") -> CaseScore:
+    """One case's entry: its HAP when it passed and has a time and a baseline."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"unknown case outcome {outcome!r}")
+    c = CaseScore(str(case_id), outcome, reason=reason)
+    if base is not None:
+        c.baseline_us, c.t_hw_us = base.baseline_us, base.t_hw_us
+    if outcome == PASSED:
+        c.t_cand_us = t_cand_us
+        if t_cand_us and base is not None:
+            c.hap = hap(t_cand_us, base)
+    return c
+
+
+def suite_scores(ops: list[OperatorScore]) -> dict:
+    """Level scores and the total (§4.2 Eq. 5), with each level's maximum (100 per operator)."""
+    levels: dict[str, dict] = {}
+    for op in ops:
+        lv = levels.setdefault(op.level or "?", {"operators": 0, "score": 0.0, "max": 0.0,
+                                                 "compiled": 0, "cases": 0, "passed": 0})
+        lv["operators"] += 1
+        lv["score"] += op.score
+        lv["max"] += 100.0
+        lv["compiled"] += int(op.compiled)
+        lv["cases"] += op.n
+        lv["passed"] += op.passed
+    ordered = {k: levels[k] for k in sorted(levels)}
+    return {"levels": ordered, "total": sum(v["score"] for v in ordered.values()),
+            "max": sum(v["max"] for v in ordered.values())}
