@@ -15,8 +15,8 @@ from copilot import __version__
 from copilot.errors import CannpilotError
 
 # Subcommand modules in the order `--help` lists them. A module that is not there yet is skipped.
-COMMANDS = ("tasks", "check", "lower", "run", "bench", "sessions", "knowledge", "chips",
-            "export", "tui", "doctor")
+COMMANDS = ("tasks", "check", "lower", "run", "bench", "sessions", "knowledge", "chips", "emulator",
+            "export", "validate_submission", "tui", "doctor")
 
 
 class _Parser(argparse.ArgumentParser):
