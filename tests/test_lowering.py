@@ -231,3 +231,83 @@ def test_chip_is_checked():
         lower("relu", chip="nope")
     with pytest.raises(Unsupported, match="DataCopyPad"):
         lower("relu", chip="310P")
+
+
+# ---------------------------------------------------------------- capture of goldens as written
+
+CANNBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "cannbench" / "tasks"
+
+
+def _public(rel: str):
+    d = CANNBENCH / rel
+    if not (d / "proto.yaml").is_file():
+        pytest.skip(f"CANN-Bench task {rel} not found at {d}")
+    try:
+        return load_task(str(d))
+    except BadInput as exc:
+        pytest.skip(f"CANN-Bench task {rel} does not load yet: {exc}")
+
+
+def test_attr_expressions_are_computed_in_the_tiling_function():
+    """`1 - beta1`, `1 - beta1 ** step` and ln(torch.tensor(base)) come from the attrs at run
+    time, and the `base > 0` branch of the golden selects the variant."""
+    task = load_task(str(FIXTURES / "lw_adam_step"))
+    src = lower(task).source
+    tiling = src.split("namespace optiling")[1]
+    assert "static_cast<float>((1.0 - attrBeta1))" in tiling
+    assert "static_cast<float>((1.0 - pow(attrBeta1, attrStep)))" in tiling
+    assert "static_cast<float>(log(attrBase))" in tiling
+    assert "!(attrBase > 0.0)" in tiling and "(attrBase > 0.0)) {" in tiling
+    kernel = src.split("namespace optiling")[0]
+    assert "0.9f" not in kernel and "0.1f" not in kernel     # no attr value baked into the kernel
+
+
+def test_expression_that_matches_only_by_coincidence_is_not_chosen(tmp_path):
+    """beta1 and beta1 ** step are equal while step is 1: the int attr is moved to tell them apart."""
+    from copilot.lowering.capture import capture
+
+    task = load_task(str(FIXTURES / "lw_adam_step"))
+    cap = capture(task)
+    exprs = {repr(e) for consts in cap.attr_consts for e in consts.values()}
+    assert repr(("sub", ("const", 1.0), ("pow", ("attr", "beta1"), ("attr", "step")))) in exprs
+    assert repr(("attr", "beta1")) in exprs                  # beta1 * m keeps the plain attr
+
+
+def test_in_place_ops_and_numeric_byte_inputs_lower(tmp_path):
+    d = tmp_path / "inplace"
+    d.mkdir()
+    (d / "proto.yaml").write_text(textwrap.dedent("""\
+        operator:
+          name: inplace
+          category: elementwise
+          formula: "y"
+          attrs: []
+          inputs:
+          - {name: x, dtype: [float32]}
+          - {name: w, dtype: [int8, float32]}
+          outputs:
+          - {name: y, dtype: [float32]}
+        """))
+    (d / "golden.py").write_text("import torch\n\n\ndef inplace(x, w):\n    y = x * w\n    y.add_(1.0)\n"
+                                 "    return y.sqrt_()\n")
+    (d / "cases.yaml").write_text("cases:\n- case_id: 1\n  input_shape: [[4, 9], [4, 9]]\n  dtype: [float32, int8]\n"
+                                  "  attrs: {}\n  value_range: [[0, 1], [0, 3]]\n")
+    (d / "desc.md").write_text("# inplace\n")
+    kernel = lower(str(d))
+    assert "DTYPE_W" in kernel.source and "Sqrt(" in kernel.source
+
+
+def test_public_goldens_capture_as_written():
+    for rel, pattern in [("level1/exp", "elementwise"), ("level2/rms_norm", "normalization"),
+                         ("level1/masked_scale", "broadcast"), ("level2/apply_adam_w", "broadcast")]:
+        task = _public(rel)
+        ok, why = supports(task)
+        assert ok and why == pattern, (rel, why)
+
+
+def test_rows_that_fit_are_loaded_once_for_every_pass():
+    """rms_norm reads x in both passes: in MODE_ROWS the second pass reuses the resident tile."""
+    src = lower("rms_norm").source
+    assert "if (td_.mode != MODE_ROWS) {   // whole rows: still resident from pass 0" in src
+    copy_in = src.split("__aicore__ inline void CopyIn(")[1].split("}\n    }")[0]
+    assert "if (pass == 1) { CopyLoad1(row0, nr, col0, cw, pitch); if (td_.mode != MODE_ROWS) { CopyLoad0(" in copy_in

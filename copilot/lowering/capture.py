@@ -21,17 +21,134 @@ from typing import Any
 
 from copilot.errors import Unsupported
 
-# Functions of one attr value that goldens commonly apply before the value meets a tensor.
-# name -> (python function, C++ expression template over `v`)
-ATTR_FUNCS: dict[str, tuple[Any, str]] = {
-    "id": (lambda v: v, "{v}"),
-    "neg": (lambda v: -v, "(-{v})"),
-    "recip": (lambda v: 1.0 / v, "(1.0f / {v})"),
-    "log": (lambda v: math.log(v), "logf({v})"),
-    "neg_recip": (lambda v: -1.0 / v, "(-1.0f / {v})"),
-    "sqrt": (lambda v: math.sqrt(v), "sqrtf({v})"),
-    "sq": (lambda v: v * v, "({v} * {v})"),
+# An attr-derived constant is an expression tree over attr values, evaluated in the tiling
+# function (in double, rounded to fp32 once, as torch rounds a Python scalar):
+#   ("attr", name) | ("const", v) | (op, arg, ...), op in EXPR_OPS.
+EXPR_OPS: dict[str, tuple[Any, str]] = {
+    "add": (operator.add, "({0} + {1})"), "sub": (operator.sub, "({0} - {1})"),
+    "mul": (operator.mul, "({0} * {1})"), "div": (operator.truediv, "({0} / {1})"),
+    "pow": (operator.pow, "pow({0}, {1})"), "neg": (operator.neg, "(-{0})"),
+    "log": (math.log, "log({0})"), "sqrt": (math.sqrt, "sqrt({0})"), "exp": (math.exp, "exp({0})"),
+    "rsqrt": (lambda v: 1.0 / math.sqrt(v), "(1.0 / sqrt({0}))"), "recip": (lambda v: 1.0 / v, "(1.0 / {0})"),
+    "sq": (lambda v: v * v, "({0} * {0})"), "abs": (abs, "fabs({0})"),
+    "max": (max, "fmax({0}, {1})"), "min": (min, "fmin({0}, {1})"),
 }
+
+
+def eval_expr(expr: tuple, attrs: dict) -> float:
+    if expr[0] == "attr":
+        return float(attrs[expr[1]])
+    if expr[0] == "const":
+        return float(expr[1])
+    return float(EXPR_OPS[expr[0]][0](*(eval_expr(a, attrs) for a in expr[1:])))
+
+
+def cpp_expr(expr: tuple, attr_ref) -> str:
+    """C++ (double) source of `expr`; `attr_ref(name)` spells an attr read."""
+    if expr[0] == "attr":
+        return attr_ref(expr[1])
+    if expr[0] == "const":
+        return repr(float(expr[1]))
+    return EXPR_OPS[expr[0]][1].format(*(cpp_expr(a, attr_ref) for a in expr[1:]))
+
+
+def expr_attrs(expr: tuple) -> set[str]:
+    if expr[0] == "attr":
+        return {expr[1]}
+    if expr[0] == "const":
+        return set()
+    return set().union(*(expr_attrs(a) for a in expr[1:]))
+
+
+class _Recorder:
+    """Every value the golden computes from attrs in Python during one trace, with its expression,
+    and every comparison of such a value (the branches the trace took)."""
+
+    active: list | None = None
+    branches: list | None = None
+
+
+CMP_OPS = {"gt": (operator.gt, ">"), "ge": (operator.ge, ">="), "lt": (operator.lt, "<"),
+           "le": (operator.le, "<="), "eq": (operator.eq, "=="), "ne": (operator.ne, "!=")}
+
+
+def _compare(name):
+    f = CMP_OPS[name][0]
+
+    def cmp(a, b):
+        if not _number(b):
+            return NotImplemented
+        result = bool(f(float(a), float(b)))
+        if _Recorder.branches is not None:
+            _Recorder.branches.append((name, _expr_of(a), _expr_of(b), result))
+        return result
+    return cmp
+
+
+def condition_cpp(cond: tuple, attr_ref) -> str:
+    """C++ of one recorded branch condition, true when the attrs take the traced branch."""
+    name, a, b, result = cond
+    text = f"{cpp_expr(a, attr_ref)} {CMP_OPS[name][1]} {cpp_expr(b, attr_ref)}"
+    return f"({text})" if result else f"!({text})"
+
+
+def _expr_of(v) -> tuple:
+    e = getattr(v, "expr", None)
+    return e if e is not None else ("const", float(v))
+
+
+class AttrFloat(float):
+    """A float attr (or a value derived from attrs) that remembers how it was computed."""
+
+    def __new__(cls, value, expr):
+        obj = float.__new__(cls, value)
+        obj.expr = expr
+        if _Recorder.active is not None:
+            _Recorder.active.append((float(value), expr))
+        return obj
+
+
+class AttrInt(int):
+    """An int attr: arithmetic with it gives plain ints; float expressions name it."""
+
+    def __new__(cls, value, expr):
+        obj = int.__new__(cls, value)
+        obj.expr = expr
+        return obj
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _binary(name):
+    f = EXPR_OPS[name][0]
+
+    def fwd(a, b):
+        if not _number(b):
+            return NotImplemented
+        return AttrFloat(f(float(a), float(b)), (name, _expr_of(a), _expr_of(b)))
+
+    def rev(a, b):
+        if not _number(b):
+            return NotImplemented
+        return AttrFloat(f(float(b), float(a)), (name, _expr_of(b), _expr_of(a)))
+    return fwd, rev
+
+
+for _name, _dunder in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("div", "truediv"), ("pow", "pow")):
+    _f, _r = _binary(_name)
+    setattr(AttrFloat, f"__{_dunder}__", _f)
+    setattr(AttrFloat, f"__r{_dunder}__", _r)
+for _name in CMP_OPS:
+    setattr(AttrFloat, f"__{_name}__", _compare(_name))
+    setattr(AttrInt, f"__{_name}__", _compare(_name))
+AttrFloat.__hash__ = float.__hash__
+AttrInt.__hash__ = int.__hash__
+AttrFloat.__neg__ = lambda a: AttrFloat(-float(a), ("neg", a.expr))
+AttrFloat.__pos__ = lambda a: a
+AttrFloat.__abs__ = lambda a: AttrFloat(abs(float(a)), ("abs", a.expr))
+
 
 SENTINELS = (0.37109375, 0.81640625)    # exact in fp32, unlikely literal constants
 
@@ -43,6 +160,7 @@ class Traced:
     gm: Any                       # torch.fx.GraphModule
     signature: tuple              # structure without constants: decides the variant
     attrs: dict[str, Any]
+    branches: list = field(default_factory=list)   # comparisons of attr values the trace made
 
 
 @dataclass
@@ -53,6 +171,7 @@ class Capture:
     traces: list[Traced]                          # index = case index
     variants: list[list[int]] = field(default_factory=list)    # case indices per variant
     guards: list[dict[str, Any]] = field(default_factory=list)  # per variant: structural attr -> value
+    conditions: list[list[tuple]] = field(default_factory=list)  # per variant: branches all its cases took
     attr_consts: list[dict[int, tuple[str, str]]] = field(default_factory=list)
     # per variant: id(fx constant position) -> (attr name, func name); see `constant_sites`
 
@@ -78,17 +197,29 @@ def _sample_inputs(case, float_dtype=None):
     return out
 
 
-def trace(task, case, attrs: dict | None = None):
-    """Trace the golden on fake inputs shaped like `case`, attrs bound; returns a GraphModule."""
+def trace(task, case, attrs: dict | None = None, record: list | None = None,
+          branches: list | None = None):
+    """Trace the golden on fake inputs shaped like `case`, attrs bound; returns a GraphModule.
+    With `record`, numeric attrs are passed as AttrFloat/AttrInt and every Python value derived
+    from them is appended to `record` as (value, expression)."""
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
     attrs = dict(case.attrs if attrs is None else attrs)
     kw = {k: v for k, v in attrs.items() if v is not None}
+    if record is not None:
+        numeric = {a.name: a.type for a in task.attrs if a.type in ("float", "int")}
+        for k, v in kw.items():
+            if numeric.get(k) == "float" and _number(v):
+                kw[k] = AttrFloat(float(v), ("attr", k))
+            elif numeric.get(k) == "int" and isinstance(v, int) and not isinstance(v, bool):
+                kw[k] = AttrInt(v, ("attr", k))
+        record.extend((float(v), v.expr) for v in kw.values() if isinstance(v, AttrFloat))
 
     def fn(*xs):
         return task.golden(*xs, **kw)
 
+    _Recorder.active, _Recorder.branches = record, branches
     try:
         with torch.no_grad():
             gm = make_fx(fn, tracing_mode="fake")(*_sample_inputs(case))
@@ -99,6 +230,8 @@ def trace(task, case, attrs: dict | None = None):
     except Exception as exc:
         raise Unsupported(f"{task.name}: the golden could not be traced on case {case.id} "
                           f"({type(exc).__name__}: {str(exc).splitlines()[0][:160]})") from None
+    finally:
+        _Recorder.active = _Recorder.branches = None
 
 
 def _fill_defaults(gm) -> None:
@@ -162,9 +295,16 @@ def signature(gm) -> tuple:
 
 
 def float_sites(gm) -> list[tuple[int, tuple, float]]:
-    """Every float constant in the graph: (node index, arg path, value)."""
+    """Every float constant in the graph: (node index, arg path, value). A one-element tensor
+    constant (`torch.tensor(attr)` in the golden) is the site ("t",) of its get_attr node."""
     out = []
     for i, n in enumerate(gm.graph.nodes):
+        if n.op == "get_attr":
+            t = getattr(gm, n.target, None)
+            if t is not None and hasattr(t, "numel") and t.numel() == 1 and t.dtype.is_floating_point:
+                out.append((i, ("t",), float(t.reshape(()).item())))
+            continue
+
         def walk(a, path):
             if isinstance(a, float):
                 out.append((i, path, a))
@@ -188,8 +328,9 @@ def capture(task) -> Capture:
         raise Unsupported(f"{task.name}: the task has no cases to trace")
     traces = []
     for case in task.cases:
-        gm = trace(task, case)
-        traces.append(Traced(gm, signature(gm), dict(case.attrs)))
+        branches: list = []
+        gm = trace(task, case, record=[], branches=branches)
+        traces.append(Traced(gm, signature(gm), dict(case.attrs), branches))
     cap = Capture(task, traces)
     by_sig: dict[tuple, list[int]] = {}
     for i, t in enumerate(traces):
@@ -197,6 +338,7 @@ def capture(task) -> Capture:
     cap.variants = list(by_sig.values())
     for members in cap.variants:
         cap.guards.append(_guards(task, cap, members))
+        cap.conditions.append(_conditions(cap, members))
         cap.attr_consts.append(_attr_constants(task, cap, members))
     return cap
 
@@ -229,45 +371,84 @@ def _guards(task, cap: Capture, members: list[int]) -> dict[str, Any]:
     return guards
 
 
+def _conditions(cap: Capture, members: list[int]) -> list[tuple]:
+    """The attr comparisons (Python branches such as `if base > 0`) every case of a variant took
+    the same way: with several variants, the tiling function tests them to pick one."""
+    if len(cap.variants) == 1:
+        return []
+    first = cap.traces[members[0]].branches
+    common = [c for c in dict.fromkeys(first)
+              if all(c in cap.traces[i].branches for i in members[1:])]
+    return [c for c in common if c[1][0] != "const" or c[2][0] != "const"]
+
+
 def _attr_constants(task, cap: Capture, members: list[int]) -> dict:
-    """Map float constant sites of this variant's graph to (attr, func)."""
+    """Map float constant sites of this variant's graph to the expression over attrs they hold.
+
+    Per float attr, the golden is traced twice with the attr at a sentinel value and every
+    numeric attr symbolic: a site whose value moves with the sentinel holds an attr-derived
+    value, and the recorded Python arithmetic (e.g. `1 - beta1`, `1 - beta1 ** step`) gives its
+    expression, checked against the second sentinel."""
     rep = task.cases[members[0]]
     base_sites = float_sites(cap.traces[members[0]].gm)
     result: dict = {}
     for spec in task.attrs:
         if spec.type != "float" or rep.attrs.get(spec.name) is None:
             continue
-        site_vals = []
+        runs = []
         for s in SENTINELS:
             attrs = dict(rep.attrs)
             attrs[spec.name] = s
+            record: list = []
             try:
-                gm = trace(task, rep, attrs)
+                gm = trace(task, rep, attrs, record)
             except Unsupported:
-                site_vals = None
+                runs = None
                 break
             if signature(gm) != cap.traces[members[0]].signature:
-                site_vals = None
+                runs = None
                 break
-            site_vals.append(float_sites(gm))
-        if not site_vals:
+            runs.append((float_sites(gm), record, attrs))
+        if not runs:
             continue
-        for (i, path, v0), (_, _, v1), (_, _, v2) in zip(base_sites, site_vals[0], site_vals[1]):
-            if v1 == v2:
-                continue    # a literal, not this attr
-            for fname, (f, _) in ATTR_FUNCS.items():
-                try:
-                    if _close(f(SENTINELS[0]), v1) and _close(f(SENTINELS[1]), v2):
-                        result[(i, path)] = (spec.name, fname)
-                        break
-                except (ValueError, ZeroDivisionError):
-                    continue
-            else:
+        (sites1, record1, attrs1), (sites2, _, attrs2) = runs
+        for (i, path, _v0), (_, _, v1), (_, _, v2) in zip(base_sites, sites1, sites2):
+            if v1 == v2 or (i, path) in result:
+                continue    # a literal, or found already
+            found = {e: None for value, e in record1
+                     if _close(value, v1) and _close(eval_expr(e, attrs2), v2)}
+            expr = _disambiguate(task, cap, members, attrs1, (i, path), list(found))
+            if expr is None:
                 raise Unsupported(f"{task.name}: a constant derived from attr '{spec.name}' "
-                                  f"({v1} for {SENTINELS[0]}) is not a function the lowering can "
-                                  f"compute at run time")
+                                  f"({v1} for {SENTINELS[0]}) is computed outside Python arithmetic "
+                                  "(+ - * / **), so the lowering cannot compute it at run time")
+            result[(i, path)] = expr
     return result
 
 
+def _disambiguate(task, cap: Capture, members, attrs: dict, site, found: list):
+    """Of several expressions that give a site's value (`1 - beta1` and `1 - beta1 ** step` agree
+    while step is 1), the one that still holds with the int attrs they use moved by one."""
+    if len(found) <= 1:
+        return found[0] if found else None
+    ints = {a.name for a in task.attrs if a.type == "int"}
+    moved = dict(attrs)
+    for e in found:
+        for name in expr_attrs(e) & ints:
+            moved[name] = int(attrs[name]) + 1
+    if moved != attrs:
+        try:
+            gm = trace(task, task.cases[members[0]], moved, [])
+        except Unsupported:
+            gm = None
+        if gm is not None and signature(gm) == cap.traces[members[0]].signature:
+            value = next((v for i, p, v in float_sites(gm) if (i, p) == site), None)
+            held = [e for e in found if value is not None and _close(eval_expr(e, moved), value)]
+            if held:
+                return min(held, key=lambda e: len(repr(e)))
+    return min(found, key=lambda e: len(repr(e)))
+
+
 def _close(a: float, b: float) -> bool:
-    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+    """Equal up to fp32 rounding (tensor constants are fp32)."""
+    return abs(a - b) <= 1e-6 * max(abs(a), abs(b)) or a == b

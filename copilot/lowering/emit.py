@@ -86,6 +86,15 @@ class VariantCode:
                     if nodes[a].kind == "full":
                         stack.append(a)
             self.pass_nodes.append(sorted(i for i in need if nodes[i].kind == "full"))
+        # Inputs read in several passes stay resident: their fp32 tile gets a slot of its own, filled
+        # in the first pass that reads it; in MODE_ROWS later passes reuse it instead of reloading.
+        use_pass: dict[int, list[int]] = {}
+        for q in range(self.npass):
+            for i in self.pass_nodes[q]:
+                if nodes[i].op == "load":
+                    use_pass.setdefault(i, []).append(q)
+        self.first_pass = {i: qs[0] for i, qs in use_pass.items() if len(qs) > 1}
+        resident_slot = {i: -1 - k for k, i in enumerate(sorted(self.first_pass))}   # placed after the pool
         # slots: linear scan per pass
         self.slot: list[dict[int, int]] = []
         self.nslot = 1
@@ -102,19 +111,32 @@ class VariantCode:
             used = 0
             assign: dict[int, int] = {}
             for i in order:
-                if free:
+                if i in resident_slot:
+                    assign[i] = resident_slot[i]
+                elif free:
                     assign[i] = free.pop()
                 else:
                     assign[i] = used
                     used += 1
                 for a in set(nodes[i].args):
-                    if a in assign and last_use.get(a) == i and a not in keep:
+                    if a in assign and last_use.get(a) == i and a not in keep and a not in resident_slot:
                         free.append(assign[a])
             # reduced values stay live until the end of the pass (reduced after compute)
             self.slot.append(assign)
             self.nslot = max(self.nslot, used)
+        if resident_slot:
+            pool = self.nslot
+            for assign in self.slot:
+                for i, k in assign.items():
+                    if k < 0:
+                        assign[i] = pool - 1 - k
+            self.nslot = pool + len(resident_slot)
         self.loads_in_pass = [sorted({nodes[i].params["load"] for i in self.pass_nodes[q] if nodes[i].op == "load"})
                               for q in range(self.npass)]
+        # loads a MODE_ROWS pass can skip (their tile is resident from an earlier pass)
+        self.resident_in_pass = [sorted({nodes[i].params["load"] for i in self.pass_nodes[q]
+                                         if i in self.first_pass and self.first_pass[i] < q})
+                                 for q in range(self.npass)]
         self.ops = {n.op for n in nodes}
 
 
@@ -140,9 +162,11 @@ class Emitter:
         self.ntmp = 4 if needs else 1
         if "fma" in self.ops:
             self.ntmp = 5
-        self.mask_inputs = {i for i, s in enumerate(self.task.inputs) if set(s.dtypes) & ONE_BYTE}
+        # bool inputs are read as uint8_t (only zero / non-zero matters); int8/uint8 as themselves
+        self.mask_inputs = {i for i, s in enumerate(self.task.inputs) if "bool" in s.dtypes}
+        byte_inputs = {i for i, s in enumerate(self.task.inputs) if set(s.dtypes) & ONE_BYTE}
         self.byte_outputs = {i for i, s in enumerate(self.task.outputs) if set(s.dtypes) & ONE_BYTE}
-        self.has_bytes = bool(self.mask_inputs or self.byte_outputs)
+        self.has_bytes = bool(byte_inputs or self.byte_outputs)
         self.align = 32 if self.has_bytes else 16
         self.full_outs = [k for k, (_, kind) in enumerate(self.plan.programs[0].outputs) if kind == "full"]
         self.stat_outs = [k for k, (_, kind) in enumerate(self.plan.programs[0].outputs) if kind == "stat"]
@@ -155,12 +179,13 @@ class Emitter:
         if len(plan.loads) > 8 or len(self.full_outs) > 8:
             raise Unsupported(f"{self.op}: L2.BUFFER_COUNT: {len(plan.loads)} streamed inputs / "
                               f"{len(self.full_outs)} outputs exceed 8 queue buffers per position")
-        # scalar table: (attr, func) pairs read in TilingFunc
-        self.scalars: list[tuple[str, str]] = []
+        # scalar table: attr expressions computed in TilingFunc
+        self.scalars: list[tuple] = []
         for p in plan.programs:
-            for n in p.nodes:
-                if n.op == "attr" and (n.params["name"], n.params["func"]) not in self.scalars:
-                    self.scalars.append((n.params["name"], n.params["func"]))
+            used = {a for n in p.nodes for a in n.args} | {v for v, _ in p.outputs}
+            for i, n in enumerate(p.nodes):
+                if n.op == "attr" and i in used and n.params["expr"] not in self.scalars:
+                    self.scalars.append(n.params["expr"])
         self.columns = bool(plan.axis_rule and plan.axis_rule[0] == "attr")
 
     # ---------------------------------------------------------------- type helpers
@@ -177,7 +202,7 @@ class Emitter:
         if n.op == "const":
             return _flt(n.params["value"])
         if n.op == "attr":
-            return f"scalar_[{self.scalars.index((n.params['name'], n.params['func']))}]"
+            return f"scalar_[{self.scalars.index(n.params['expr'])}]"
         if n.op == "rowlen":
             return "rowLenF_"
         if n.kind == "stat":
@@ -354,7 +379,13 @@ class Emitter:
                 nd = nodes[i]
                 dst = f"slot[{assign[i]}]"
                 if nd.op == "load":
-                    out.append(f"{ind}TakeLoad{nd.params['load']}({dst}, row0, nr, cw, pitch);")
+                    take = f"TakeLoad{nd.params['load']}({dst}, row0, nr, cw, pitch);"
+                    if v.first_pass.get(i, q) < q:
+                        out.append(f"{ind}if (td_.mode != MODE_ROWS) {{   // whole rows: still resident from pass {v.first_pass[i]}")
+                        out.append(f"{ind}    {take}")
+                        out.append(f"{ind}}}")
+                    else:
+                        out.append(f"{ind}{take}")
                     continue
                 stat_args = [a for a in nd.args if nodes[a].kind == "stat"]
                 args = []

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from copilot.errors import Unsupported
-from copilot.lowering.capture import ATTR_FUNCS
+from copilot.lowering.capture import EXPR_OPS, eval_expr
 
 UNARY = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "sigmoid", "silu", "tanh", "erf",
          "gelu", "gelu_tanh", "mish", "hardswish", "log1p", "round", "trunc", "not", "sq"}
@@ -111,15 +111,20 @@ class _Builder:
         return self.const_cache[key]
 
     def scalar_arg(self, fx_node, path, v) -> int:
-        site = self.sites.get((self.node_index[fx_node], path))
-        if site is not None:
-            name, func = site
-            key = ("a", name, func)
-            if key not in self.const_cache:
-                self.const_cache[key] = self.p.add("attr", (), "scalar", name=name, func=func,
-                                                   value=float(ATTR_FUNCS[func][0](self.case.attrs[name])))
-            return self.const_cache[key]
-        return self.const(v)
+        expr = self.sites.get((self.node_index[fx_node], path))
+        return self.const(v) if expr is None else self.attr(expr)
+
+    def attr(self, expr: tuple) -> int:
+        """A value computed from attrs in the tiling function (one `scalar[]` slot)."""
+        key = ("a", expr)
+        if key not in self.const_cache:
+            self.const_cache[key] = self.p.add("attr", (), "scalar", expr=expr,
+                                               value=eval_expr(expr, self.case.attrs))
+        return self.const_cache[key]
+
+    def _expr(self, i) -> tuple:
+        node = self.p.nodes[i]
+        return node.params["expr"] if node.op == "attr" else ("const", node.params["value"])
 
     def arg(self, n, j):
         """IR node for positional arg j of fx node n (tensor or number)."""
@@ -150,6 +155,13 @@ class _Builder:
         return "stat" if "stat" in kinds else "scalar"
 
     def op(self, name, *args, **params) -> int:
+        srcs = [self.p.nodes[a] for a in args]
+        if args and name in EXPR_OPS and not params and all(n.op in ("attr", "const") for n in srcs):
+            # arithmetic on attrs and literals only: folded into the tiling function's scalars
+            expr = (name, *(self._expr(a) for a in args))
+            if any(n.op == "attr" for n in srcs):
+                return self.attr(expr)
+            return self.const(eval_expr(expr, {}))
         return self.p.add(name, args, self.kind_of(*args), **params)
 
     # -- broadcasting bookkeeping ---------------------------------------------------------------
@@ -277,6 +289,11 @@ class _Builder:
                 node.params["load"] = remap.get(node.params["load"], -1)
 
     def lower_node(self, n, name):
+        if n.op == "get_attr":
+            t = getattr(self.gm, n.target)
+            if t.numel() != 1:
+                raise Unsupported(f"{self.task.name}: a tensor constant of shape {tuple(t.shape)} in the golden")
+            return self.scalar_arg(n, ("t",), float(t.reshape(()).item()))
         if name in _VIEWS:
             return self.env[n.args[0]]
         if name == "getitem":
@@ -552,12 +569,20 @@ _SIMPLE = {
 }
 
 
+_INPLACE_OF = {"add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal",
+               "relu", "sigmoid", "tanh", "clamp", "clamp_min", "clamp_max", "pow", "masked_fill",
+               "addcmul", "addcdiv", "lerp", "square", "erf", "log1p", "round", "trunc", "maximum",
+               "minimum", "where", "silu", "mish", "hardswish", "leaky_relu", "gelu"}
+
+
 def _target(n) -> str:
     t = n.target
     if t is operator.getitem:
         return "getitem"
     name = getattr(t, "__name__", str(t))
     base = name.split(".")[0]
+    if base.endswith("_") and not base.startswith("_") and base[:-1] in _INPLACE_OF:
+        return base[:-1]      # in-place op: make_fx rebinds the mutated tensor to this node
     return base
 
 

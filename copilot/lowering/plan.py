@@ -36,6 +36,7 @@ class Plan:
     pattern: str
     programs: list[Program]                 # one per variant
     guards: list[dict]
+    conditions: list[list[tuple]]           # per variant: attr comparisons that select it
     variant_cases: list[list[int]]
     loads: list[LoadRule]
     axis_rule: tuple | None
@@ -60,6 +61,7 @@ def build_plan(task) -> Plan:
             if per_case[i].structure() != ref:
                 raise Unsupported(f"{task.name}: case {task.cases[i].id} lowers to a different program "
                                   f"than case {task.cases[members[0]].id}")
+    _merge_variants(task, cap, per_case)
     programs = [per_case[m[0]] for m in cap.variants]
     load_keys = [tuple((l.input, l.chunks, l.chunk) for l in p.loads) for p in programs]
     if len(set(load_keys)) != 1:
@@ -69,10 +71,35 @@ def build_plan(task) -> Plan:
     axis_rule = _axis_rule(task, per_case)
     main_input = _main_input(task, per_case, axis_rule)
     loads = _load_rules(task, per_case, axis_rule)
-    plan = Plan(task, _pattern(task, programs, axis_rule), programs, cap.guards, cap.variants, loads,
+    plan = Plan(task, _pattern(task, programs, axis_rule), programs, cap.guards, cap.conditions, cap.variants, loads,
                 axis_rule, main_input)
     _check_cases(plan, per_case)
     return plan
+
+
+def _merge_variants(task, cap: Capture, per_case: list[Program]) -> None:
+    """Variants whose graphs differ only where the IR does not (a dtype cast that is a no-op in
+    fp32, say) become one; the rest must be told apart by their attrs."""
+    merged: list[int] = []
+    for v, members in enumerate(cap.variants):
+        same = next((u for u in merged if per_case[cap.variants[u][0]].structure() ==
+                     per_case[members[0]].structure()), None)
+        if same is None:
+            merged.append(v)
+            continue
+        cap.variants[same] = cap.variants[same] + members
+        cap.guards[same] = {k: x for k, x in cap.guards[same].items() if cap.guards[v].get(k, object()) == x}
+        cap.conditions[same] = [c for c in cap.conditions[same] if c in cap.conditions[v]]
+    cap.variants = [cap.variants[v] for v in merged]
+    cap.guards = [cap.guards[v] for v in merged]
+    cap.conditions = [cap.conditions[v] for v in merged]
+    cap.attr_consts = [cap.attr_consts[v] for v in merged]
+    if len(merged) == 1:
+        cap.guards, cap.conditions = [{}], [[]]
+    keys = [(tuple(sorted(g.items(), key=repr)), tuple(c)) for g, c in zip(cap.guards, cap.conditions)]
+    if len(set(map(repr, keys))) != len(keys):
+        raise Unsupported(f"{task.name}: cases trace to different programs that no attr tells apart "
+                          "(the golden branches on shapes or dtypes)")
 
 
 def _check_dtypes(task):
@@ -82,16 +109,16 @@ def _check_dtypes(task):
             raise Unsupported(f"{task.name}: {spec.name} has dtype {bad[0]}; the lowering handles "
                               f"float16/bfloat16/float32 data and bool/uint8/int8 masks or int8 outputs")
     for spec in task.inputs:
-        if set(spec.dtypes) & ONE_BYTE and set(spec.dtypes) & FLOATS:
-            raise Unsupported(f"{task.name}: input {spec.name} is both a mask and float data")
+        if "bool" in spec.dtypes and set(spec.dtypes) & FLOATS:
+            raise Unsupported(f"{task.name}: input {spec.name} is bool in some cases and float in others")
     for spec in task.outputs:
         if set(spec.dtypes) & {"bool", "uint8"}:
             raise Unsupported(f"{task.name}: output {spec.name} of dtype {spec.dtypes}")
 
 
 def _check_mask_use(task, p: Program):
-    """1-byte inputs are masks: only their zero / non-zero value may matter."""
-    mask_inputs = {i for i, s in enumerate(task.inputs) if set(s.dtypes) & ONE_BYTE}
+    """bool inputs are masks read as bytes: only their zero / non-zero value may matter."""
+    mask_inputs = {i for i, s in enumerate(task.inputs) if "bool" in s.dtypes}
     for ni, node in enumerate(p.nodes):
         if node.op != "load" or node.params["load"] < 0 or p.loads[node.params["load"]].input not in mask_inputs:
             continue

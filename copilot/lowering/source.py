@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from copilot.lowering import mathlib
-from copilot.lowering.capture import ATTR_FUNCS
+from copilot.lowering.capture import condition_cpp, cpp_expr, expr_attrs
 from copilot.lowering.knobs import MAX_TILE_ROWS
 
 
@@ -348,8 +348,12 @@ def render(em) -> str:
     for vi, v in enumerate(em.vcs):
         w(f"        if (td_.variant == {vi}) {{")
         for q in range(v.npass):
-            calls = " ".join(f"CopyLoad{l}(row0, nr, col0, cw, pitch);" for l in v.loads_in_pass[q])
-            w(f"            if (pass == {q}) {{ {calls} }}")
+            calls = " ".join(f"CopyLoad{l}(row0, nr, col0, cw, pitch);" for l in v.loads_in_pass[q]
+                             if l not in v.resident_in_pass[q])
+            again = " ".join(f"CopyLoad{l}(row0, nr, col0, cw, pitch);" for l in v.resident_in_pass[q])
+            if again:
+                calls += f" if (td_.mode != MODE_ROWS) {{ {again} }}"
+            w(f"            if (pass == {q}) {{ {calls.strip()} }}")
         w("        }")
     w("    }")
     if em.columns:
@@ -557,6 +561,10 @@ def render(em) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _attr_var(name: str) -> str:
+    return "attr" + "".join(p[:1].upper() + p[1:] for p in name.split("_"))
+
+
 def tiling_func(em, T: str) -> str:
     t = em.task
     plan = em.plan
@@ -589,16 +597,19 @@ def tiling_func(em, T: str) -> str:
     w("    const gert::RuntimeAttrs* attrs = context->GetAttrs();")
     w("    (void)attrs;")
     # attrs
-    for name, func in em.scalars:
-        i = attr_index[name]
-        ty = next(a.type for a in t.attrs if a.name == name)
-        read = f"static_cast<float>(*attrs->GetAttrPointer<{'int64_t' if ty == 'int' else 'float'}>({i}))"
-        expr = ATTR_FUNCS[func][1].format(v=f"a{i}")
-        w(f"    {{ const float a{i} = {read}; td->scalar[{em.scalars.index((name, func))}] = {expr}; }}")
+    types = {a.name: a.type for a in t.attrs}
+    exprs = list(em.scalars) + ([e for cs in plan.conditions for c in cs for e in c[1:3]] if len(em.vcs) > 1 else [])
+    for name in sorted(set().union(set(), *(expr_attrs(e) for e in exprs)), key=lambda a: attr_index[a]):
+        ctype = "int64_t" if types[name] == "int" else "float"
+        w(f"    const double {_attr_var(name)} = static_cast<double>(*attrs->GetAttrPointer<{ctype}>({attr_index[name]}));")
+    if em.scalars:
+        w("    // attr-derived constants, in double and rounded once (as torch rounds a Python scalar)")
+    for k, expr in enumerate(em.scalars):
+        w(f"    td->scalar[{k}] = static_cast<float>({cpp_expr(expr, _attr_var)});")
     # variant selection
     if len(em.vcs) > 1:
         w("    int32_t variant = -1;")
-        order = sorted(range(len(em.vcs)), key=lambda v: -len(plan.guards[v]))
+        order = sorted(range(len(em.vcs)), key=lambda v: -len(plan.guards[v]) - len(plan.conditions[v]))
         for vi in order:
             conds = []
             for name, val in plan.guards[vi].items():
@@ -612,6 +623,7 @@ def tiling_func(em, T: str) -> str:
                     conds.append(f"*attrs->GetAttrPointer<int64_t>({i}) == {int(val)}")
                 else:
                     conds.append(f"*attrs->GetAttrPointer<float>({i}) == {float(val)!r}f")
+            conds += [condition_cpp(c, _attr_var) for c in plan.conditions[vi]]
             cond = " && ".join(conds) or "true"
             w(f"    if (variant < 0 && {cond}) {{")
             w(f"        variant = {vi};")
