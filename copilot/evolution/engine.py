@@ -262,7 +262,7 @@ class EvolutionEngine:
             status, reason = "stopped", str(exc)
         except CannpilotError as exc:       # e.g. the provider refused the API key
             status, reason = "failed", f"{type(exc).__name__}: {exc}"
-        best = self.population.best()
+        best = await self._confirmed_best()
         if best is None and self._baseline_failure:
             reason = f"{reason}; no baseline: {self._baseline_failure}"
         self.sink.emit(SessionFinished(self.session, status=status, best_id=best.id if best else None,
@@ -411,6 +411,19 @@ class EvolutionEngine:
         self.sink.emit(CandidateEvaluated(self.session, candidate_id=c.id, status=ev.status,  # type: ignore[arg-type]
                                           cases=ev.cases, time_us=ev.time_us, timing=ev.timing,  # type: ignore[arg-type]
                                           roofline_fraction=ev.roofline_fraction, diagnostics=ev.diagnostics))
+
+    async def _confirmed_best(self) -> Candidate | None:
+        """The best candidate after the evaluator's full re-run (`confirm`, when it has one): a
+        winner that fails it is recorded as failed and the next best is tried."""
+        confirm = getattr(self.evaluator, "confirm", None)
+        best = self.population.best()
+        while best is not None and confirm is not None:
+            ev = await asyncio.to_thread(confirm, self.task, best)
+            if ev.status == "passed":
+                break
+            self._record(best, ev)
+            best = self.population.best()
+        return best
 
     def _finish_round(self, r: int, cands: list[Candidate]) -> None:
         passed = [c for c in cands if c.status == "passed"]

@@ -15,7 +15,9 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,8 @@ from copilot.chips import ChipProfile, load_chip
 from copilot.diagnostics import Diagnostic
 from copilot.dtypes import dtype as lookup_dtype
 from copilot.errors import BadInput
+from copilot.backends.sim import policy
+from copilot import sandbox
 
 SIM_DIR = Path(__file__).resolve().parent
 INCLUDE_DIR = SIM_DIR / "include"
@@ -34,7 +38,9 @@ GXX = os.environ.get("CANNPILOT_CXX", "g++")
 CXX_FLAGS = ["-std=c++20", "-Og", "-pipe", "-fdiagnostics-plain-output", "-fmax-errors=20",
              "-Winvalid-pch"]
 GENERATOR_VERSION = "2"
+SANDBOX_VERSION = "1"           # builds from the sandboxed compiler (root-owned copies)
 COMPILE_TIMEOUT_S = 180
+COMPILE_MEMORY = 3 << 30        # address space of each compiler process (a preprocessor bomb stops here)
 PCH_HEADERS = ["kernel_operator.h", "cannsim/host.h", "cannsim/tiling.h",
                "tiling/platform/platform_ascendc.h", "register/tilingdata_base.h",
                "register/op_def_registry.h"]
@@ -410,11 +416,40 @@ def _read_source(source) -> tuple[str, Path | None]:
         raise BadInput(f"{path}: cannot read the kernel file ({e.strerror})") from None
 
 
-def build(source, task, dtypes: list[str], chip="910B2") -> Build:
+def _sandboxed_compile(cmd: list[str], bdir: Path, out_dir: Path, readable: list[Path]) -> tuple[str, int]:
+    """Run the compiler on candidate source in the sandbox: its own uid, no network, memory, CPU and
+    time limits, and (with namespaces) a root holding only /usr, `readable` and `out_dir`."""
+    caps = sandbox.sandbox_capabilities()
+    gxx = shutil.which(cmd[0]) or cmd[0]
+    jail = None
+    if caps["pid_mount_ipc_namespaces"] and os.path.realpath(gxx).startswith("/usr/"):
+        jail = cache_dir() / "jail"
+        jail.mkdir(exist_ok=True)
+    limits = sandbox.Limits(wall_seconds=COMPILE_TIMEOUT_S, cpu_seconds=COMPILE_TIMEOUT_S,
+                            address_space_bytes=COMPILE_MEMORY, processes=32, file_bytes=512 << 20,
+                            memory_bytes=2 * COMPILE_MEMORY)
+    binds = [(str(p), False) for p in readable] + [(str(out_dir), True)]
+    with sandbox.run_uid() as uid:
+        if os.geteuid() == 0:
+            os.chown(out_dir, uid, uid)
+        res = sandbox.run_sandboxed(["env", "LC_ALL=C", *cmd], out_dir, limits, uid=uid, jail=jail, binds=binds)
+    if res.timed_out:
+        return f"g++ did not finish within {COMPILE_TIMEOUT_S} s", -1
+    if res.signal:
+        return (res.stderr + f"\ng++ was stopped by signal {res.signal} (the compile exceeded its memory or CPU "
+                "limit)"), -1
+    return res.stderr + res.stdout, res.returncode if res.returncode is not None else -1
+
+
+def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool = True) -> Build:
     """Compile `source` (a path or the text of a candidate) for `task` with the case's dtypes
-    (inputs then outputs; missing output dtypes default to the first input's)."""
+    (inputs then outputs; missing output dtypes default to the first input's). `source_policy`
+    (off only in tests of the layers behind it): refuse what `policy.scan` finds."""
     chip = load_chip(chip)
     text, path = _read_source(source)
+    refused = policy.scan(text) if source_policy else []
+    if refused:
+        return Build(ok=False, diagnostics=refused, chip=chip.name, source_path=path, entry="")
     code = strip_comments(text)
     src_hash = hashlib.sha256(text.encode()).hexdigest()
     if path is None:
@@ -457,7 +492,7 @@ def build(source, task, dtypes: list[str], chip="910B2") -> Build:
     flags = CXX_FLAGS + _arch_macros(chip)
     # hh covers harness.cpp, so the key also determines the prebuilt harness object linked in.
     key = hashlib.sha256(json.dumps([text, str(path), macros, default_t, legacy_t, entry.name, n_io, hh,
-                                     flags, _gxx_version(), GENERATOR_VERSION]).encode()).hexdigest()[:32]
+                                     flags, _gxx_version(), GENERATOR_VERSION, SANDBOX_VERSION]).encode()).hexdigest()[:32]
     bdir = cache_dir() / "builds" / key
     meta = bdir / "build.json"
     exe = bdir / "harness"
@@ -485,7 +520,12 @@ def build(source, task, dtypes: list[str], chip="910B2") -> Build:
               f"#define CANNSIM_DEFAULT_TILING_TYPE {default_t or '::cannsim::NoTilingType'}",
               f"#define CANNSIM_LEGACY_TILING_TYPE {legacy_t or '::cannsim::NoTilingType'}"]
     lines += [f"#define {name} {cpp}" for name, cpp in macros]
-    lines.append(f'#include "{path}"')
+    # The compiler sees a copy of the candidate beside the launcher TU (the user's file may sit
+    # where the sandbox cannot read); diagnostics name the copy, at the same lines.
+    cand = bdir / "candidate" / path.name
+    cand.parent.mkdir(exist_ok=True)
+    cand.write_text(text)
+    lines.append(f'#include "{cand}"')
     lines += [f"#define CANNSIM_ENTRY {entry.name}", f"#define CANNSIM_NUM_IO {n_io}",
               '#include "cannsim/harness_entry.h"']
     if harness_obj is None:
@@ -494,26 +534,35 @@ def build(source, task, dtypes: list[str], chip="910B2") -> Build:
     tu_tmp = bdir / f"launcher.cpp.tmp{os.getpid()}"
     tu_tmp.write_text("\n".join(lines))
     os.replace(tu_tmp, tu)   # atomic: a concurrent build of the same key keeps reading a whole file
-    tmp_exe = bdir / f"harness.tmp{os.getpid()}"
+    out_dir = Path(tempfile.mkdtemp(prefix=f"out{os.getpid()}-", dir=bdir))
+    tmp_exe = out_dir / "harness"
     cmd = [GXX, *flags, *_inc_flags(pch_dir), str(tu), *([str(harness_obj)] if harness_obj else []),
            "-o", str(tmp_exe)]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, cwd=bdir,
-                              env={**os.environ, "LC_ALL": "C"})
-        raw, rc = proc.stderr + proc.stdout, proc.returncode
-    except subprocess.TimeoutExpired:
-        raw, rc = f"g++ did not finish within {COMPILE_TIMEOUT_S} s", -1
+    readable = [bdir, *include_dirs(), *([pch_dir] if pch_dir else []),
+                *([harness_obj.parent] if harness_obj and harness_obj.parent != pch_dir else [])]
+    raw, rc = _sandboxed_compile(cmd, bdir, out_dir, readable)
     seconds = time.perf_counter() - t0
     glue = {entry.name: entry.line, "TilingFunc": _line_of(code, r"\bTilingFunc\s*\(")}
-    diags = parse_compiler_output(raw, path, glue) if rc != 0 else []
+    diags = parse_compiler_output(raw, cand, glue) if rc != 0 else []
     if rc != 0 and not diags:
         diags = [Diagnostic("CPP.COMPILE", "error", raw.strip().splitlines()[-1] if raw.strip() else
                             f"g++ failed with status {rc}", 0, HINTS["CPP.COMPILE"], raw=raw)]
     ok = rc == 0
     if ok:
-        os.replace(tmp_exe, exe)
-    else:
-        tmp_exe.unlink(missing_ok=True)
+        # The cached product is the parent's own copy: root-owned, not the file the compiler's uid wrote.
+        try:
+            data = sandbox.read_regular(tmp_exe, 1 << 30)
+        except sandbox.UnsafeFile as e:
+            ok, diags = False, [Diagnostic("CPP.COMPILE", "error", f"the compiler's output is unusable ({e})", 0,
+                                           HINTS["CPP.COMPILE"])]
+        else:
+            copy = bdir / f"harness.tmp{os.getpid()}"
+            fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o755)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(copy, 0o755)
+            os.replace(copy, exe)
+    shutil.rmtree(out_dir, ignore_errors=True)
     meta_tmp = bdir / f"build.json.tmp{os.getpid()}"
     meta_tmp.write_text(json.dumps({"ok": ok, "diagnostics": [d.to_json() for d in diags], "raw": raw,
                                     "seconds": seconds, "command": cmd}))

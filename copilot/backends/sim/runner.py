@@ -24,13 +24,16 @@ from copilot.chips import ChipProfile, load_chip
 from copilot.diagnostics import Diagnostic
 from copilot.dtypes import dtype as lookup_dtype
 from copilot.errors import BadInput
-from copilot.sandbox import Limits, prepare_workdir, run_sandboxed
+from copilot.sandbox import Limits, UnsafeFile, prepare_workdir, read_regular, run_sandboxed, run_uid
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 GE_CODES = {"DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UINT8": 4, "DT_INT16": 6,
             "DT_UINT16": 7, "DT_UINT32": 8, "DT_INT64": 9, "DT_UINT64": 10, "DT_DOUBLE": 11, "DT_BOOL": 12,
             "DT_BF16": 27}
 EXIT_FATAL_RULE, EXIT_REPORTED = 86, 89
+DIAG_CAP = 4 << 20          # bytes of the diagnostics stream read back
+DIAG_LINES = 5000           # lines of it parsed
+MESSAGE_CAP = 600           # characters of one runtime message kept
 SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV",
            24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS"}
 RUN_HINTS = {
@@ -39,6 +42,8 @@ RUN_HINTS = {
                    "that waits forever",
     "RUN.MEMORY": "the kernel asked for more memory than the sandbox allows",
     "RUN.TILING": "the host TilingFunc failed: it must return ge::GRAPH_SUCCESS and set the block dim",
+    "RUN.INTEGRITY": "the run's results could not be trusted: a block must return from the kernel entry, "
+                     "write GM only through DataCopy/SetValue, and leave the run directory alone",
 }
 
 
@@ -75,15 +80,22 @@ def _write_tensor(path: Path, t: torch.Tensor | None, nbytes: int) -> int:
     return pad
 
 
-def _read_tensor(path: Path, pad: int, spec: OutputSpec) -> torch.Tensor:
+def _read_tensor(path: Path, pad: int, spec: OutputSpec, owners: set[int] | None = None) -> tuple[torch.Tensor, int]:
+    """The output tensor and how many of its bytes differ from the poison the launcher wrote
+    (0xFF), read through `read_regular` (the file must be the regular file of its size)."""
     dt = lookup_dtype(spec.dtype)
     n = math.prod(spec.shape)
     np_dtype = np.int16 if dt.torch == torch.bfloat16 else torch.empty(0, dtype=dt.torch).numpy().dtype
-    arr = np.fromfile(path, dtype=np_dtype, count=n, offset=pad)
+    nbytes = n * np.dtype(np_dtype).itemsize
+    size = max(PAGE, math.ceil((pad + nbytes) / PAGE) * PAGE)
+    raw = read_regular(path, size, owners, exact_size=size)
+    data = np.frombuffer(raw, dtype=np.uint8, count=nbytes, offset=pad)
+    written = int(np.count_nonzero(data != 0xFF))
+    arr = data.view(np_dtype).copy()
     t = torch.from_numpy(arr)
     if dt.torch == torch.bfloat16:
         t = t.view(torch.bfloat16)
-    return t.reshape(spec.shape)
+    return t.reshape(spec.shape), written
 
 
 def _attr_line(kind: str, value) -> str:
@@ -123,12 +135,13 @@ def _blocks_text(blocks: list[int]) -> str:
     return f"{len(blocks)} blocks ({', '.join(map(str, blocks[:6]))}{', ...' if len(blocks) > 6 else ''})"
 
 
-def _estimate(diag_lines: list[str], params, block_dim: int):
-    """The kernel-time estimate from the blocks' cost lines; None when none was written or an
-    instruction the model cannot time ran (an estimate that ignores work would be made up)."""
+def _estimate(cost_lines: list[str], params, block_dim: int):
+    """The kernel-time estimate from the blocks' cost lines (the launcher's result channel, one per
+    block that ended normally); None when none was written or an instruction the model cannot time
+    ran (an estimate that ignores work would be made up)."""
     from copilot.costmodel import combine, parse_block_costs
 
-    blocks = parse_block_costs(diag_lines)
+    blocks = parse_block_costs(cost_lines)
     if not blocks:
         return None
     est = combine(blocks, params, block_dim)
@@ -147,8 +160,15 @@ def collect_diagnostics(lines: list[str]) -> list[Diagnostic]:
             doc = json.loads(text)
         except ValueError:
             continue
-        if doc.get("kind") == "cost":       # the cost model's per-block figures, not a finding
+        if not isinstance(doc, dict) or doc.get("kind") == "cost":   # cost figures travel on the result channel
             continue
+        if len(groups) >= 200:
+            break
+        for k in ("message", "api", "hint", "id", "severity"):
+            if k in doc:
+                doc[k] = "".join(ch for ch in str(doc[k])[:MESSAGE_CAP] if ch.isprintable())
+        if doc.get("severity") not in ("error", "warning", "info"):
+            doc["severity"] = "error"
         key = (doc.get("id", "RUN.CRASH"), int(doc.get("line", 0) or 0),
                doc.get("message", "") if not doc.get("line") else "")
         if key not in groups:
@@ -176,6 +196,11 @@ def _run_failures(result: dict, reported_blocks: set[int], block_cpu: int, tilin
     diags: list[Diagnostic] = []
     by_kind: dict[tuple[str, str], list[int]] = {}
     for b, kind, detail in result["blocks"]:
+        if kind == "noend":
+            by_kind.setdefault(("RUN.INTEGRITY", "the block ended without returning from the kernel entry "
+                                "(the process exited from kernel code), so its results and cost are not "
+                                "trusted"), []).append(b)
+            continue
         if kind == "exit" and detail in (0, EXIT_REPORTED):
             continue
         if kind == "exit" and detail == EXIT_FATAL_RULE:
@@ -222,13 +247,15 @@ def _run_failures(result: dict, reported_blocks: set[int], block_cpu: int, tilin
 
 
 def _parse_result(text: str) -> dict:
-    r: dict = {"blocks": [], "end": None, "block_dim": 0, "key": 0, "filter": None}
+    r: dict = {"blocks": [], "end": None, "block_dim": 0, "key": 0, "filter": None, "costs": {}}
     for line in text.splitlines():
-        parts = line.split()
+        parts = line.split(maxsplit=2) if line.startswith("cost ") else line.split()
         if not parts:
             continue
         k = parts[0]
-        if k == "block" and len(parts) >= 4:
+        if k == "cost" and len(parts) == 3 and parts[1].isdigit():
+            r["costs"][int(parts[1])] = parts[2]
+        elif k == "block" and len(parts) >= 4:
             r["blocks"].append((int(parts[1]), parts[2], int(parts[3])))
         elif k == "blockdim":
             r["block_dim"] = int(parts[1])
@@ -274,6 +301,27 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
 
     workdir = Path(tempfile.mkdtemp(prefix="cannsim-run-"))
     try:
+        with run_uid() as uid:
+            return _run_in(workdir, uid, build, task, case, inputs, outputs, chip, limits, block_cpu, jobs,
+                           sample_blocks, count_only, timing)
+    finally:
+        if os.environ.get("CANNPILOT_KEEP_RUN"):
+            pass
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _gm_bytes_out(cost_line: str) -> float:
+    try:
+        return float(json.loads(cost_line).get("gm_bytes_out", 0.0))
+    except (ValueError, AttributeError, TypeError):
+        return 0.0
+
+
+def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, chip, limits, block_cpu: int,
+            jobs: int, sample_blocks: bool, count_only: bool, timing: bool) -> Run:
+    result_fd = -1
+    try:
         from copilot.costmodel import cost_params
 
         params = cost_params(chip.name)
@@ -287,8 +335,8 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
             nbytes = t.numel() * dt.itemsize
             if count_only:             # anonymous GM in the launcher: same padding, no file
                 pad, name = _pad_for(nbytes), "-"
-            else:                      # sampled runs need shapes, not values: the file stays sparse zeros
-                pad, name = _write_tensor(workdir / f"in{i}.bin", None if sample_blocks else t, nbytes), f"in{i}.bin"
+            else:                      # meta tensors (shapes only): the file stays sparse zeros
+                pad, name = _write_tensor(workdir / f"in{i}.bin", None if t.is_meta else t, nbytes), f"in{i}.bin"
             gm_bytes += nbytes
             lines.append(f"input {spec.name} {GE_CODES[dt.ge]} {t.dim()} {' '.join(map(str, t.shape))} "
                          f"{name} {pad} {nbytes}")
@@ -310,24 +358,38 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
             if v is None:
                 continue
             lines.append(_attr_line(a.type, v))
+        # The result channel: a file of the parent's, inherited as a descriptor by the launcher only.
+        result_fd = os.open(workdir / "result.txt", os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        lines.append(f"result_fd {result_fd}")
         (workdir / "case.txt").write_text("\n".join(lines) + "\n")
         exe = workdir / "harness"
         try:
             os.link(build.artifact, exe)
         except OSError:
             shutil.copy2(build.artifact, exe)
-        prepare_workdir(workdir)
+        data_files = [f"in{i}.bin" for i in range(len(inputs)) if not count_only] + \
+                     [f"out{i}.bin" for i in range(len(outputs)) if not count_only]
+        prepare_workdir(workdir, uid, data_files + ["diag.jsonl"])
         lim = Limits(wall_seconds=limits.wall_seconds, cpu_seconds=limits.cpu_seconds,
                      address_space_bytes=max(limits.address_space_bytes, (2 << 30) + 3 * gm_bytes),
                      processes=limits.processes + jobs, file_bytes=limits.file_bytes)
         t0 = time.perf_counter()
-        res = run_sandboxed([str(exe), "case.txt"], workdir, lim)
+        res = run_sandboxed(["./harness", "case.txt"], workdir, lim, uid=uid, pass_fds=(result_fd,))
         wall = time.perf_counter() - t0
+        owners = {uid, os.getuid()}
+        integrity: list[Diagnostic] = []
+
+        def untrusted(what: str, e: Exception) -> None:
+            integrity.append(Diagnostic("RUN.INTEGRITY", "error", f"{what} was tampered with ({e}); the run "
+                                        "is not trusted", 0, RUN_HINTS["RUN.INTEGRITY"]))
 
         try:
-            diag_lines = (workdir / "diag.jsonl").read_text(errors="replace").splitlines()
-        except OSError:
+            diag_lines = read_regular(workdir / "diag.jsonl", DIAG_CAP, owners).decode(errors="replace") \
+                .splitlines()[:DIAG_LINES]
+        except UnsafeFile as e:
             diag_lines = []
+            if (workdir / "diag.jsonl").exists() or os.path.islink(workdir / "diag.jsonl"):
+                untrusted("the diagnostics stream", e)
         diags = collect_diagnostics(diag_lines)
         reported_blocks = {json.loads(x).get("block") for x in diag_lines if x.strip().startswith("{")
                            and '"source":"harness"' in x.replace(" ", "")}
@@ -339,10 +401,8 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
                 continue
             if doc.get("kind") != "cost" and doc.get("severity", "error") == "error":
                 fatal_blocks.add(doc.get("block"))
-        try:
-            result = _parse_result((workdir / "result.txt").read_text(errors="replace"))
-        except OSError:
-            result = _parse_result("")
+        os.lseek(result_fd, 0, os.SEEK_SET)
+        result = _parse_result(os.read(result_fd, DIAG_CAP).decode(errors="replace"))
         tiling_reported = -1 in reported_blocks
         # A block that exited 86 has its fatal rule in diag.jsonl (from the runtime).
         run_diags = _run_failures(result, {b for b in fatal_blocks if isinstance(b, int)}, block_cpu,
@@ -356,12 +416,28 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
             run_diags.append(Diagnostic("RUN.CRASH", "error", f"the launcher stopped with {why} before the "
                                         "run finished" + (f": {res.stderr.strip()[-300:]}" if res.stderr.strip()
                                                           else ""), 0, RUN_HINTS["RUN.CRASH"]))
-        diags += run_diags
-        outs = [] if sample_blocks or count_only else [_read_tensor(workdir / f"out{i}.bin", out_pads[i], spec)
-                                         for i, spec in enumerate(outputs)]
+        outs, written = [], 0
+        if not count_only:
+            try:
+                for i, spec in enumerate(outputs):
+                    t, w = _read_tensor(workdir / f"out{i}.bin", out_pads[i], spec, owners)
+                    outs.append(t)
+                    written += w
+            except UnsafeFile as e:
+                outs = []
+                untrusted("an output file", e)
+        cost_lines = [result["costs"][b] for b in sorted(result["costs"])]
+        if timing and not count_only and outs and result["end"] == "ok":
+            api_bytes = sum(_gm_bytes_out(x) for x in cost_lines)
+            if written > api_bytes:
+                integrity.append(Diagnostic(
+                    "RUN.INTEGRITY", "error", f"the kernel wrote {written} output bytes but its DataCopy/SetValue "
+                    f"calls moved {api_bytes:.0f}: output was written outside the emulated APIs (raw pointer "
+                    "stores), which the cost model cannot time; refused", 0, RUN_HINTS["RUN.INTEGRITY"]))
+        diags += run_diags + integrity
         ok = (result["end"] == "ok" and not res.timed_out and not any(d.is_error for d in diags)
               and all(kind == "exit" and detail == 0 for _, kind, detail in result["blocks"]))
-        estimate = _estimate(diag_lines, params, result["block_dim"]) if ok and timing else None
+        estimate = _estimate(cost_lines, params, result["block_dim"]) if ok and timing else None
         return Run(ok=ok, outputs=outs, diagnostics=diags, block_dim=result["block_dim"],
                    tiling_key=result["key"], wall_seconds=wall, stdout=res.stdout,
                    time_us=estimate.time_us if estimate else None, timing="estimate",
@@ -372,7 +448,5 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
                    extra={"seccomp": result["filter"], "workdir_kept": bool(os.environ.get("CANNPILOT_KEEP_RUN")),
                           "stderr": res.stderr[-2000:], "estimate": estimate})
     finally:
-        if os.environ.get("CANNPILOT_KEEP_RUN"):
-            pass
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
+        if result_fd >= 0:
+            os.close(result_fd)

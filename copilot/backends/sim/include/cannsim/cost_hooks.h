@@ -39,6 +39,10 @@ struct Hooks {
     // weigh 1. `weight_at` caches the lookup per name pointer: API names are string literals.
     std::unordered_map<std::string, double> weights;
     std::unordered_map<const char*, double> weight_at;
+    // Where end_block leaves the block's figures: the launcher's per-block record (shared with the
+    // launcher process, see harness.cpp); null = the diagnostics stream (standalone tests).
+    char* sink = nullptr;
+    size_t sink_cap = 0;
 };
 
 inline Hooks& hooks() {
@@ -148,6 +152,12 @@ inline void set_row_shape(double rows, double row_bytes) {
     Pending& q = hooks().pending;
     q.rows = rows;
     q.row_bytes = row_bytes;
+}
+
+// A scalar read or write of GM (GlobalTensor GetValue/SetValue): charged on the scalar unit and
+// counted as GM traffic, so work done element by element on GM is not free.
+inline void gm_scalar_access(uint64_t bytes, bool write) {
+    if (hooks().enabled) hooks().timeline.gm_scalar_access(static_cast<double>(bytes), write);
 }
 
 inline void scalar_access(int slot, bool write) {

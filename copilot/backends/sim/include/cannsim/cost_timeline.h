@@ -116,6 +116,16 @@ public:
         ++cost_.instructions;
     }
 
+    // A scalar access of GM: a scalar access plus a DMA latency (no cache is modelled), its bytes
+    // part of the core's GM traffic.
+    void gm_scalar_access(double bytes, bool write) {
+        const double t = p_.scalar_access_cycles + p_.dma_latency_cycles;
+        s_time_ += t;
+        cost_.busy[S] += t;
+        if (write) cost_.gm_bytes_out += bytes; else cost_.gm_bytes_in += bytes;
+        ++cost_.instructions;
+    }
+
     // Plain scalar work (loop control, address arithmetic) attributed to the S pipe.
     void scalar(double cycles) { s_time_ += cycles; cost_.busy[S] += cycles; }
 

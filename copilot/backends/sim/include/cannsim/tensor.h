@@ -166,11 +166,13 @@ public:
 
     T GetValue(uint64_t index, CANNSIM_LOC) const {
         check(("GetValue"), index, 1, loc);
+        cannsim::cost::gm_scalar_access(sizeof(T), false);
         T v; std::memcpy(&v, base_ + index, sizeof(T));
         return v;
     }
     void SetValue(uint64_t index, T value, CANNSIM_LOC) const {
         check("SetValue", index, 1, loc);
+        cannsim::cost::gm_scalar_access(sizeof(T), true);
         std::memcpy(base_ + index, &value, sizeof(T));
     }
 

@@ -1,0 +1,77 @@
+"""Judging the runs that time a kernel, so that a fast score is also a correct one.
+
+A performance case runs the first, middle and last blocks with real inputs and the cost model on
+(one run gives the estimate and the values, so the kernel cannot tell a timing run from a judged
+one). The launcher poisons every output byte (0xFF) before the blocks run; the elements the
+sampled blocks wrote are those no longer all-0xFF, and those are compared with the oracle. Too few
+written elements (less than half the sampled blocks' share) is a failure too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import torch
+
+from copilot.diagnostics import Diagnostic
+
+POISON = 0xFF
+
+
+def written_mask(t: torch.Tensor) -> np.ndarray:
+    """Per element of `t` (flattened): True where the kernel wrote it (not all bytes 0xFF)."""
+    raw = t.detach().contiguous().view(-1)
+    raw = (raw.view(torch.int16) if raw.dtype == torch.bfloat16 else raw).numpy()
+    b = raw.view(np.uint8).reshape(raw.size, raw.itemsize)
+    return ~np.all(b == POISON, axis=1)
+
+
+def judge_sampled(task, ref, outputs: list, inputs, case, run) -> tuple[bool, str, list[Diagnostic]]:
+    """(passed, message, findings) for a sampled run of a case: the written elements of every
+    compared output against the oracle, and the written share against the blocks that ran."""
+    from copilot.oracle.golden import Reference
+    from copilot.oracle.verdict import judge_case
+
+    if len(outputs) != len(ref.oracle):
+        return False, "the run returned no outputs", []
+    block_dim = max(1, run.block_dim)
+    ran = block_dim if block_dim <= 3 else 3
+    expect = min(1.0, ran / block_dim)
+    sub_oracle, sub_bench, sub_out, sub_act, specs = [], [], [], [], []
+    for i, (actual, spec) in enumerate(zip(outputs, ref.outputs)):
+        tspec = task.outputs[i] if i < len(task.outputs) else None
+        if tspec is not None and not tspec.compare:
+            continue
+        mask = written_mask(actual)
+        n = mask.size
+        share = float(mask.sum()) / n if n else 1.0
+        if n and share < 0.5 * expect:
+            msg = (f"{spec.name}: the sampled blocks wrote {share:.1%} of the output where their share is "
+                   f"{expect:.1%}: the kernel skips work in timed runs")
+            return False, msg, [Diagnostic("RUN.INTEGRITY", "error", msg, 0,
+                                           "a timed run must compute what a judged run computes")]
+        idx = torch.from_numpy(np.flatnonzero(mask))
+        sub_act.append(actual.reshape(-1)[idx])
+        sub_oracle.append(ref.oracle[i].reshape(-1)[idx])
+        sub_bench.append(ref.bench[i].reshape(-1)[idx])
+        sub_out.append(dataclasses.replace(spec, shape=(int(idx.numel()),)))
+        specs.append(i)
+    if not specs:
+        return True, "no output is compared", []
+    sub = Reference(sub_oracle, sub_bench, sub_out)
+    view = _SubTask(task, specs)
+    verdict = judge_case(view, sub, sub_act)
+    msg = f"sampled blocks ({ran} of {block_dim}): {verdict.message}"
+    return bool(verdict.passed), msg, []
+
+
+class _SubTask:
+    """`task` seen through the compared outputs only (in order), for `judge_case`."""
+
+    def __init__(self, task, keep: list[int]):
+        self._task = task
+        self.outputs = [task.outputs[i] for i in keep if i < len(task.outputs)]
+
+    def __getattr__(self, name):
+        return getattr(self._task, name)
