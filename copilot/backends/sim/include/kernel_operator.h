@@ -13,6 +13,10 @@
 #include "cannsim/cmpsel.h"
 #include "cannsim/datacopy.h"
 #include "cannsim/debug.h"
+#include "cannsim/int_ops.h"
+#include "cannsim/gather.h"
+#include "cannsim/atomic.h"
+#include "cannsim/sync.h"
 #include "cannsim/sort.h"
 
 // Old intrinsic spellings of the sync instructions.

@@ -110,6 +110,8 @@ inline void run_cast(Operand* ops, const Lanes& L, AscendC::RoundMode mode, cons
     const float deq = detail::state().deq_scale;
     if (!count_only()) for_lanes<2>(ops, L, [&](uint64_t i, uint64_t j) {
         double v = to_double(ld<S>(s + j * sizeof(S)));
+        if constexpr (std::is_same_v<S, float> && std::is_same_v<D, float>)   // float -> float: round to an integer
+            if (std::isfinite(v)) v = round_int(v, mode);
         if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, half>) v *= deq;
         st<D>(d + i * sizeof(D), cast_value<D>(v, mode));
     });

@@ -29,6 +29,9 @@ template <typename T, typename U, typename GetB>
 inline void run_compare(const char* api, const AscendC::LocalTensor<U>& dst, Operand* ops, int nops, const Lanes& L,
                         AscendC::CMPMODE mode, const SrcLoc& loc, GetB get_b) {
     check_dtype(api, dtype_of<T>(), loc);
+    if (std::is_same_v<T, int32_t> && mode != AscendC::CMPMODE::EQ && arch() == 2201)
+        report("L2.DTYPE_UNSUPPORTED", Severity::Error, api, loc.line(),
+               fmt("%s on int32_t supports only CMPMODE::EQ on arch %d (%s)", api, arch(), chip().name));
     const uint64_t lanes = check_operands(api, ops, nops, L, loc);
     check_live(api, dst.slot_, dst.gen_, loc);
     check_align32(api, "dst", dst.addr_, loc);

@@ -1,6 +1,7 @@
 // DataCopy (count and DataCopyParams forms) and DataCopyPad (GM<->UB with 32 B row padding).
 #pragma once
 #include "vec_engine.h"
+#include "atomic.h"
 
 namespace cannsim {
 
@@ -60,7 +61,9 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     const uint64_t bytes = cannsim::datacopy_bytes(count, sizeof(T), loc);
     cannsim::ub_operand_checks("DataCopy", "src", src, 0, bytes, loc);
     cannsim::gm_bytes_check("DataCopy", dst, 0, bytes, loc);
-    if (!cannsim::count_only()) std::memcpy(dst.base_, cannsim::ub_at(src.addr_), bytes);
+    const bool atomic = cannsim::atomic_store_begin<T>("DataCopy", loc);
+    if (!cannsim::count_only())
+        cannsim::gm_store(atomic, reinterpret_cast<uint8_t*>(dst.base_), cannsim::ub_at(src.addr_), bytes);
     cannsim::record_cost(PIPE_MTE3, "DataCopy", cannsim::dtype_of<T>(), bytes / sizeof(T), bytes);
 }
 template <typename T>
@@ -101,8 +104,9 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     cannsim::ub_operand_checks("DataCopy", "src", src, 0, (n - 1) * sstep + len, loc);
     cannsim::gm_bytes_check("DataCopy", dst, 0, (n - 1) * dstep + len, loc);
     uint8_t* g = reinterpret_cast<uint8_t*>(dst.base_);
+    const bool atomic = cannsim::atomic_store_begin<T>("DataCopy", loc);
     if (!cannsim::count_only())
-        for (uint64_t i = 0; i < n; ++i) std::memcpy(g + i * dstep, cannsim::ub_at(src.addr_ + i * sstep), len);
+        for (uint64_t i = 0; i < n; ++i) cannsim::gm_store(atomic, g + i * dstep, cannsim::ub_at(src.addr_ + i * sstep), len);
     cannsim::cost::set_row_shape(double(n), double(len));
     cannsim::record_cost(PIPE_MTE3, "DataCopy", cannsim::dtype_of<T>(), n * len / sizeof(T), n * len);
 }
@@ -166,8 +170,9 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     cannsim::ub_operand_checks("DataCopyPad", "src", src, 0, (n - 1) * sstep + len, loc);
     cannsim::gm_bytes_check("DataCopyPad", dst, 0, (n - 1) * dstep + len, loc);
     uint8_t* g = reinterpret_cast<uint8_t*>(dst.base_);
+    const bool atomic = cannsim::atomic_store_begin<T>("DataCopyPad", loc);
     if (!cannsim::count_only())
-        for (uint64_t i = 0; i < n; ++i) std::memcpy(g + i * dstep, cannsim::ub_at(src.addr_ + i * sstep), len);
+        for (uint64_t i = 0; i < n; ++i) cannsim::gm_store(atomic, g + i * dstep, cannsim::ub_at(src.addr_ + i * sstep), len);
     cannsim::cost::set_row_shape(double(n), double(len));
     cannsim::record_cost(PIPE_MTE3, "DataCopyPad", cannsim::dtype_of<T>(), n * len / sizeof(T), n * len);
 }

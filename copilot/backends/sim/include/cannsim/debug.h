@@ -61,22 +61,14 @@ inline int64_t GetSystemCycle() { return 0; }
     template <typename... Explicit, typename... Rest>                                      \
     inline void NAME(cannsim::UnknownCallSite site, Rest&&...) { cannsim::unknown_api(#NAME, site.line); }
 
-CANNSIM_UNKNOWN_API(Not)
 CANNSIM_UNKNOWN_API(Neg)
-CANNSIM_UNKNOWN_API(And)
-CANNSIM_UNKNOWN_API(Or)
-CANNSIM_UNKNOWN_API(ShiftLeft)
-CANNSIM_UNKNOWN_API(ShiftRight)
 CANNSIM_UNKNOWN_API(Axpy)
 CANNSIM_UNKNOWN_API(AddRelu)
 CANNSIM_UNKNOWN_API(SubRelu)
 CANNSIM_UNKNOWN_API(MulAddDst)
 CANNSIM_UNKNOWN_API(FusedMulAdd)
-CANNSIM_UNKNOWN_API(Gather)
-CANNSIM_UNKNOWN_API(GatherMask)
 CANNSIM_UNKNOWN_API(Scatter)
 CANNSIM_UNKNOWN_API(Transpose)
-CANNSIM_UNKNOWN_API(Brcb)
 CANNSIM_UNKNOWN_API(PairReduceSum)
 CANNSIM_UNKNOWN_API(ReducePairElem)
 CANNSIM_UNKNOWN_API(RepeatReduceSum)
@@ -94,10 +86,6 @@ CANNSIM_UNKNOWN_API(LayerNorm)
 CANNSIM_UNKNOWN_API(Sum)
 CANNSIM_UNKNOWN_API(Mean)
 
-template <typename... Explicit>
-inline void SetAtomicAdd(CANNSIM_LOC) { cannsim::unknown_api("SetAtomicAdd", loc.line()); }
-inline void SetAtomicNone(CANNSIM_LOC) { cannsim::unknown_api("SetAtomicNone", loc.line()); }
-inline void SyncAll(CANNSIM_LOC) { cannsim::unknown_api("SyncAll", loc.line()); }
 template <typename... Explicit>
 inline void DataSyncBarrier(CANNSIM_LOC) { cannsim::unknown_api("DataSyncBarrier", loc.line()); }
 

@@ -52,7 +52,7 @@ inline const ApiDtypes kApiDtypes[] = {
     {"BlockReduceSum", dt::FLOATS, dt::FLOATS, dt::FLOATS},
     {"BlockReduceMax", dt::FLOATS, dt::FLOATS, dt::FLOATS},
     {"BlockReduceMin", dt::FLOATS, dt::FLOATS, dt::FLOATS},
-    {"Compare", dt::FLOATS, dt::FLOATS | DT_I32, dt::FLOATS},
+    {"Compare", dt::FLOATS | DT_I32, dt::FLOATS | DT_I32, dt::FLOATS},   // int32: EQ only (cmpsel.h)
     {"Compares", dt::FLOATS, dt::FLOATS | DT_I32, dt::FLOATS},
     {"Select", dt::FLOATS, dt::FLOATS | DT_BF16, dt::FLOATS},
     {"DataCopy", dt::ALL, dt::ALL, dt::ALL},

@@ -18,6 +18,7 @@
 #endif
 #include "types.h"
 #include "cost_hooks.h"
+#include "multicore.h"
 
 namespace cannsim {
 
@@ -138,6 +139,8 @@ struct State {
     bool mask_counter_mode = false;
     uint64_t mask_lo = ~0ull, mask_hi = ~0ull;
     float deq_scale = 1.0f;
+    int atomic_op = 0;               // atomic.h: 0 none, 1 add, 2 max, 3 min, for DataCopy to GM
+    uint32_t atomic_dtype = 0;
     std::map<CostKey, CostValue> costs;
     std::vector<GmRegion> gm_regions;
 
@@ -273,13 +276,7 @@ inline void end_block() {
                    "set and can break the next kernel",
                    event_pipes(static_cast<AscendC::HardEvent>(k.event)).name, k.id));
     std::fflush(stdout);
-    if (cost::hooks().enabled) {
-        const std::string line = cost::block_json(s.block_idx);
-        if (cost::hooks().sink && line.size() < cost::hooks().sink_cap)   // without its newline
-            std::memcpy(cost::hooks().sink, line.data(), line.size() - 1);
-        else if (!cost::hooks().sink)
-            detail::write_all(s.diag_fd, line);
-    }
+    if (cost::hooks().enabled) detail::write_all(s.diag_fd, cost::block_json(s.block_idx));
     s.in_block = false;
 }
 

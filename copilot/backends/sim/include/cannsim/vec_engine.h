@@ -21,8 +21,8 @@ template <typename T> inline T from_calc(Calc<T> v) {
     else return T(v);
 }
 
-inline void check_dtype(const char* api, uint32_t dtype, const SrcLoc& loc) {
-    const ApiDtypes* r = find_api_dtypes(api);
+// Check `dtype` against one API x dtype x arch row (rows of dtype_table.h or of a family header).
+inline void check_dtype_row(const char* api, const ApiDtypes* r, uint32_t dtype, const SrcLoc& loc) {
     if (!r) return;
     const uint32_t m = api_dtype_mask(*r);
     if (m == 0) {
@@ -37,6 +37,16 @@ inline void check_dtype(const char* api, uint32_t dtype, const SrcLoc& loc) {
     report("L2.DTYPE_UNSUPPORTED", Severity::Error, api, loc.line(),
            fmt("%s does not support %s on arch %d (%s); supported: %s", api, dtype_name(dtype), arch(),
                chip().name, ok.c_str()));
+}
+
+inline void check_dtype(const char* api, uint32_t dtype, const SrcLoc& loc) {
+    check_dtype_row(api, find_api_dtypes(api), dtype, loc);
+}
+
+// The row of `api` in a family header's own table.
+template <size_t N> inline const ApiDtypes* row_of(const ApiDtypes (&table)[N], const char* api) {
+    for (const auto& r : table) if (std::strcmp(r.api, api) == 0) return &r;
+    return nullptr;
 }
 
 // One UB operand of a vector instruction: where it starts and how it is strided.

@@ -156,7 +156,7 @@ CANNSIM_UNARY_API(Abs, a < 0 ? -a : a)
 CANNSIM_UNARY_API(Sqrt, cannsim::to_c<decltype(a)>(std::sqrt(static_cast<float>(a))))
 CANNSIM_UNARY_API(Rsqrt, cannsim::to_c<decltype(a)>(1.0f / std::sqrt(static_cast<float>(a))))
 CANNSIM_UNARY_API(Reciprocal, cannsim::to_c<decltype(a)>(1.0f / static_cast<float>(a)))
-CANNSIM_UNARY_API(Relu, a > 0 ? a : decltype(a)(0))
+CANNSIM_UNARY_API(Relu, (a > 0 || a != a) ? a : decltype(a)(0))   // NaN passes through, as Max does
 
 CANNSIM_SCALAR_API(Adds, a + s)
 CANNSIM_SCALAR_API(Muls, a * s)
