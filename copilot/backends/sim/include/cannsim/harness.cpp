@@ -149,6 +149,7 @@ struct CaseDesc {
     bool count_only = false;      // checks and accounting only: no data moves (cannsim::count_only)
     int block_cpu_seconds = 10;
     uint64_t max_workspace = 1ull << 30;
+    int result_fd = -1;           // opened by the runner; closed in every child before candidate code
 };
 
 static std::vector<char> unhex(const std::string& s) {
@@ -208,6 +209,8 @@ static bool parse_case(const char* path, CaseDesc& c) {
             in >> c.block_cpu_seconds;
         } else if (key == "max_workspace") {
             in >> c.max_workspace;
+        } else if (key == "result_fd") {
+            in >> c.result_fd;
         } else {
             std::string rest;
             std::getline(in, rest);
@@ -346,7 +349,20 @@ static void on_terminate() {
     _exit(kExitReported);
 }
 
+// The result channel: written by this (launcher) process only. Children close it before they run
+// candidate code, so a kernel cannot write a verdict or a cost line there.
+static int g_result_fd = -1;
+
+// Per block, in memory shared with the launcher: set by the harness after the entry returned and
+// end_block ran (a block that exits any other way has no record), with the block's cost figures.
+struct BlockRecord {
+    int done;
+    char cost[1016];
+};
+static BlockRecord* g_records = nullptr;
+
 static void enter_candidate_child(const char* phase, int64_t block, int cpu_seconds) {
+    if (g_result_fd >= 0) close(g_result_fd);
     g_phase = phase;
     g_block = block;
     static char altstack[64 * 1024];
@@ -410,8 +426,9 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     if (argc < 2) { std::fprintf(stderr, "usage: harness CASE_FILE\n"); return 2; }
     CaseDesc c;
     if (!parse_case(argv[1], c)) { std::fprintf(stderr, "harness: cannot read %s\n", argv[1]); return 2; }
-    g_diag_fd = open("diag.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    FILE* result = std::fopen("result.txt", "w");
+    g_diag_fd = open("diag.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+    g_result_fd = c.result_fd;
+    FILE* result = c.result_fd >= 0 ? fdopen(c.result_fd, "w") : std::fopen("result.txt", "w");
     if (g_diag_fd < 0 || !result) return 2;
     std::setvbuf(result, nullptr, _IONBF, 0);
     std::fprintf(result, "filter %d\n", g_filter_ok ? 1 : 0);
@@ -523,6 +540,10 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     for (uint32_t b = 0; b < block_dim; ++b)
         if (!c.sample_blocks || block_dim <= 3 || b == 0 || b == block_dim / 2 || b + 1 == block_dim) order.push_back(b);
     std::vector<pid_t> pids(block_dim, 0);
+    GmBuffer records_shm;
+    if (!map_gm("block-records", -1, 0, sizeof(BlockRecord) * block_dim, records_shm)) return 3;
+    g_records = reinterpret_cast<BlockRecord*>(records_shm.data);
+    std::memset(g_records, 0, sizeof(BlockRecord) * block_dim);
     // Blocks share SyncAll arrivals and atomic-write turns (cannsim/multicore.h); a kernel that uses
     // SyncAll gets every block started at once so that the barrier can complete.
     {
@@ -540,9 +561,12 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
         if (p == 0) {
             enter_candidate_child("kernel", i, c.block_cpu_seconds);
             cannsim::begin_block(i, block_dim);
+            cannsim::cost::hooks().sink = g_records[i].cost;
+            cannsim::cost::hooks().sink_cap = sizeof g_records[i].cost;
             cannsim_glue::call_entry(args.data());
             cannsim::end_block();
             fflush(nullptr);
+            g_records[i].done = 1;
             _exit(0);
         }
         pids[i] = p;
@@ -561,8 +585,13 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
         if (i == block_dim) continue;
         --running;
         cannsim::mc::block_ended(i);
-        if (WIFEXITED(bst)) {
+        if (WIFEXITED(bst) && WEXITSTATUS(bst) == 0 && !g_records[i].done) {
+            std::fprintf(result, "block %u noend 0\n", i);
+        } else if (WIFEXITED(bst)) {
             std::fprintf(result, "block %u exit %d\n", i, WEXITSTATUS(bst));
+            g_records[i].cost[sizeof g_records[i].cost - 1] = 0;
+            if (WEXITSTATUS(bst) == 0 && g_records[i].cost[0] == '{' && !std::strchr(g_records[i].cost, '\n'))
+                std::fprintf(result, "cost %u %s\n", i, g_records[i].cost);
         } else if (WIFSIGNALED(bst)) {
             int sig = WTERMSIG(bst);
             std::fprintf(result, "block %u signal %d %s\n", i, sig, signal_name(sig));

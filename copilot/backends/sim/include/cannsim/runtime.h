@@ -276,7 +276,13 @@ inline void end_block() {
                    "set and can break the next kernel",
                    event_pipes(static_cast<AscendC::HardEvent>(k.event)).name, k.id));
     std::fflush(stdout);
-    if (cost::hooks().enabled) detail::write_all(s.diag_fd, cost::block_json(s.block_idx));
+    if (cost::hooks().enabled) {
+        const std::string line = cost::block_json(s.block_idx);
+        if (cost::hooks().sink && line.size() < cost::hooks().sink_cap)   // without its newline
+            std::memcpy(cost::hooks().sink, line.data(), line.size() - 1);
+        else if (!cost::hooks().sink)
+            detail::write_all(s.diag_fd, line);
+    }
     s.in_block = false;
 }
 
