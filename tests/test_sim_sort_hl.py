@@ -283,6 +283,21 @@ def test_topk_cost_is_its_constituent_instructions(arena: Arena):
     assert apis["MrgSort"]["calls"] == 2                        # 256 = 32 * 4^2: two merge passes
 
 
+# ---------------------------------------------------------------- a hand-written kernel
+
+@pytest.mark.slow
+def test_top8_rows_kernel_passes_its_task_with_estimates():
+    import os
+    import tempfile
+    os.environ.setdefault("CANNPILOT_CACHE", str(Path(tempfile.gettempdir()) / f"cannpilot-test-cache-{os.getuid()}"))
+    from copilot.backends.sim import check_kernel
+    report = check_kernel(REPO / "tests" / "kernels" / "top8_rows.cpp", str(REPO / "tests" / "fixtures" / "tasks" / "top8_rows"),
+                          cases="quick", timeout=120)
+    assert report.compiled and report.correct, [(c.id, c.message) for c in report.cases]
+    assert len(report.cases) == 8 and not [d for d in report.diagnostics if d.severity == "error"]
+    assert all(c.estimate is not None for c in report.cases)
+
+
 # ---------------------------------------------------------------- rules
 
 def _scenarios(name: str) -> dict[str, list[tuple[str, int]]]:

@@ -91,7 +91,11 @@ def _ties_only(task: Task, case, inputs, actual, oracle, name: str) -> str | Non
     size = x.shape[d]
     if bool(((a < 0) | (a >= size)).any()):
         return None
-    if not bool((x.gather(d, a) == x.gather(d, g)).all()):
+    xa, xg = x.gather(d, a), x.gather(d, g)
+    same = xa == xg
+    if xa.is_floating_point():                   # NaNs are equal input values for this purpose
+        same |= torch.isnan(xa) & torch.isnan(xg)
+    if not bool(same.all()):
         return None
     if a.shape[d] > 1:                           # a selection must not pick an element twice
         dup = lambda t: (t.sort(dim=d).values.diff(dim=d) == 0).any(dim=d)  # noqa: E731

@@ -74,12 +74,13 @@ inline void hl_check_disjoint(const char* api, const HlSpan& a, const HlSpan& b,
 
 // A caller-provided sharedTmpBuffer must hold at least `need` bytes (the minimum of the API's
 // host helper Get<Api>MaxMinTmpSize for the same arguments).
-inline void hl_check_tmp_bytes(const char* api, uint64_t have, uint64_t need, const SrcLoc& loc) {
+inline void hl_check_tmp_bytes(const char* api, uint64_t have, uint64_t need, const SrcLoc& loc,
+                               const char* operand = "sharedTmpBuffer") {
     if (have < need)
         report("L2.TMP_BUFFER", Severity::Error, api, loc.line(),
-               fmt("%s sharedTmpBuffer holds %llu bytes but needs at least %llu (the minimum that the host helper "
+               fmt("%s %s holds %llu bytes but needs at least %llu (the minimum that the host helper "
                    "Get%sMaxMinTmpSize returns for these arguments)",
-                   api, (unsigned long long)have, (unsigned long long)need, api));
+                   api, operand, (unsigned long long)have, (unsigned long long)need, api));
 }
 
 // A documented parameter range or shape rule of a library API.

@@ -364,7 +364,7 @@ inline void run(const char* api, const LocalTensor<T>& dstValue, const LocalTens
     if (tmp) {
         const uint32_t need = tmp_model::topk_bytes(inner, outter, isInitIndex, small, isLargest, sizeof(T));
         hl_check_spans(api, {span("tmpLocal", *tmp, 0)}, loc);
-        hl_check_tmp_bytes(api, tmp->GetSize(), need, loc);
+        hl_check_tmp_bytes(api, tmp->GetSize(), need, loc, "tmpLocal");
         const HlSpan s_tmp = span("tmpLocal", *tmp, std::min<uint64_t>(need, tmp->GetSize()));
         hl_check_disjoint(api, s_tmp, s_src, loc);
         hl_check_disjoint(api, s_tmp, s_val, loc);

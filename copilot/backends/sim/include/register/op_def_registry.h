@@ -9,6 +9,8 @@
 #include "cannsim/host.h"
 #include "cannsim/tiling.h"
 #include "register/tilingdata_base.h"
+// The high-level APIs' host helpers (also reachable as tiling/tiling_api.h, the CANN header).
+#include "cannsim/hl_host.h"
 
 namespace ops {
 
