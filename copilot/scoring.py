@@ -190,3 +190,43 @@ def suite_scores(ops: list[OperatorScore]) -> dict:
     ordered = {k: levels[k] for k in sorted(levels)}
     return {"levels": ordered, "total": sum(v["score"] for v in ordered.values()),
             "max": sum(v["max"] for v in ordered.values())}
+
+
+# ------------------------------------------------------------------- a session's candidates
+
+def task_baselines(task_path, chip: str) -> dict[str, Baseline]:
+    """Case id -> Baseline of a task inside a CANN-Bench layout (`<suite>/level<N>/<task>`), {}
+    for any other task or chip without a metadata file."""
+    p = Path(task_path) if task_path else Path()
+    level = level_of(p)
+    suite = p.parent.parent
+    if not level or not (suite / "metadata").is_dir():
+        return {}
+    try:
+        return load_baselines(suite, chip).get(level, {}).get(p.name, {})
+    except BadInput:
+        return {}
+
+
+def candidate_hap(cases: list[dict], baselines: dict[str, Baseline]) -> float | None:
+    """The mean HAP over a candidate's timed (performance) cases that have a baseline; None when
+    none has. A summary for the leaderboard, not a CANN-Bench quantity."""
+    haps = [hap(c["est_us"], baselines[str(c["id"])]) for c in cases
+            if c.get("role") == "performance" and c.get("est_us") and c.get("passed") is not False
+            and str(c.get("id")) in baselines]
+    return sum(haps) / len(haps) if haps else None
+
+
+def session_score(cases: list[dict], baselines: dict[str, Baseline]) -> tuple[float, int]:
+    """EachOperatorScore of a candidate from the cases a session judged (its correctness and
+    performance cases), the task's other cases counted as not judged: a lower bound of the
+    operator's score. Returns (score, cases judged)."""
+    by_id: dict[str, dict] = {}
+    for c in cases:
+        e = by_id.setdefault(str(c.get("id")), {"passed": True, "est": None})
+        e["passed"] = e["passed"] and c.get("passed") is not False
+        e["est"] = c.get("est_us") or e["est"]
+    op = OperatorScore("", "", True, n=max(len(baselines), len(by_id)))
+    for cid, e in by_id.items():
+        op.cases.append(case_score(cid, PASSED if e["passed"] else PRECISION_FAIL, e["est"], baselines.get(cid)))
+    return op.score, len(by_id)

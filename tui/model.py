@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from copilot import scoring
 from copilot.events import Candidate, Event
 
 # Status words shown next to the marker glyphs: state is never told by colour alone.
@@ -95,6 +96,7 @@ class BoardModel:
         self.session = ""
         self.task = ""
         self.chip = ""
+        self.baselines: dict = {}             # case id -> CANN-Bench baseline, for a public task
         self.backend = ""
         self.agent = ""
         self.settings: dict[str, Any] = {}
@@ -124,6 +126,7 @@ class BoardModel:
 
     def _on_session_started(self, e) -> set[str]:
         self.session, self.task, self.chip = e.session, e.task, e.chip
+        self.baselines = scoring.task_baselines(e.task_path, e.chip)
         self.backend, self.agent, self.settings = e.backend, e.agent, dict(e.settings)
         self.phase = "baseline"
         return set()
@@ -295,10 +298,25 @@ class BoardModel:
             format_time(row.time_us, row.timing),
             f"{speed:.2f}×" if speed else "—",
             f"{roof:.0%}" if roof and not math.isnan(roof) else "—",
+            self.hap_text(row),
             " ".join(x for x in (marks(row), self.queued(row.id)) if x) or "",
         )
+
+    def hap_text(self, row: Row) -> str:
+        """CANN-Bench's HAP of a candidate: the mean over its timed cases (estimates on sim)."""
+        h = scoring.candidate_hap(row.cases, self.baselines) if self.baselines and row.ranked else None
+        return "—" if h is None else f"{h:.2f}"
+
+    def best_score_text(self) -> str:
+        """The CANN-Bench score of the session's best, over the cases the session judged."""
+        best = self.best()
+        if best is None or not self.baselines:
+            return ""
+        score, judged = scoring.session_score(best.cases, self.baselines)
+        return (f" · best {best.id}: HAP {self.hap_text(best)}, CANN-Bench score ≥ {score:.1f}/100 "
+                f"({judged} of {len(self.baselines)} cases judged, est.)")
 
 
 COLUMNS = (("rank", "rank"), ("id", "id"), ("gen", "round"), ("origin", "origin"),
            ("strategy", "strategy"), ("status", "status"), ("time", "time"),
-           ("speedup", "speedup"), ("roof", "roofline"), ("marks", "marks"))
+           ("speedup", "speedup"), ("roof", "roofline"), ("HAP", "hap"), ("marks", "marks"))

@@ -98,6 +98,10 @@ class MainScreen(Screen):
         if first and board.row_count:
             board.move_cursor(row=0, animate=False)
         m = self.model
+        title = "leaderboard (times on sim are estimates)" + m.best_score_text()
+        if title != self._sigs.get("board_title"):
+            self._sigs["board_title"] = title
+            board.border_title = title
         rounds = getattr(app.request, "rounds", 0) or int(m.settings.get("rounds", 0))
         budget_usd = app.settings.budget.max_usd or 0.0
         # each pane is redrawn only when what it shows changed: a burst of events costs one
