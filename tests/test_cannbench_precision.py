@@ -229,3 +229,24 @@ def test_the_case_timeout_grows_with_the_case_size(monkeypatch):
     lim = case_limits(big, out)
     assert lim.wall_seconds == pytest.approx(case_timeout(big, out)) and lim.cpu_seconds >= 2 * 300
     assert case_limits(big, out, timeout=5).wall_seconds == 5
+
+
+def test_a_case_killed_on_the_wall_clock_is_run_timeout_in_check_json_and_the_evaluator(tmp_path, monkeypatch):
+    from copilot.backends.sim import check_kernel
+    from copilot.events import Candidate
+    from copilot.evolution.evaluate import SimEvaluator
+    from copilot.lowering import lower
+
+    task = load_task("relu")
+    kernel = tmp_path / "relu.cpp"
+    kernel.write_text(lower(task).source)
+    case = min(task.cases, key=lambda c: c.total_numel)
+    report = check_kernel(kernel, task, cases=case.id, timeout=0.001)
+    doc = report.to_json()
+    assert doc["compiled"] and not doc["correct"]
+    assert doc["cases"][0]["failure_class"] == "RUN.TIMEOUT"
+    # the evaluator (what the session store and the TUI receive) says the same
+    monkeypatch.setenv("CANNPILOT_SIM_TIMEOUT", "0.001")
+    ev = SimEvaluator(workdir=tmp_path / "cands").evaluate_sync(
+        task, Candidate("r1-c1", kernel.read_text(), 1, "offline"))
+    assert ev.status == "crashed" and ev.cases[0]["failure_class"] == "RUN.TIMEOUT"
