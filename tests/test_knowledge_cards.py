@@ -27,6 +27,9 @@ CONSTRAINT_IDS = [
     "L2.CMP_COUNT_256B", "RUN.TILING",
     # the sort and library APIs (issue 15)
     "L2.API_PARAM", "L2.OPERAND_OVERLAP",
+    # the integer, gather, atomic and SyncAll APIs (issue 15)
+    "L2.SHIFT_RANGE", "L2.GATHER_OFFSET", "L2.GATHER_PATTERN", "L2.ARANGE_ARGS", "L2.ATOMIC_DTYPE",
+    "L2.SYNCALL_CORES", "L2.SYNCALL_MISMATCH", "L2.SYNCALL_WORKSPACE",
     # evaluator integrity (issue 24)
     "RUN.INTEGRITY",
     "PREC.nan_inf_introduced", "PREC.zero_output", "PREC.localized_outlier", "PREC.systematic_drift",

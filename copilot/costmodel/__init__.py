@@ -36,6 +36,11 @@ API_WEIGHTS: dict[str, float] = {
     "BlockReduceMin": 1.0, "ReduceRepeat": 1.5, "ReduceDataBlock": 1.0,
     # sort instructions, per 256 B of 8-byte (score, index) structures (provisional)
     "Sort32": 4.0, "MrgSort": 2.0, "Extract": 1.0, "Concat": 1.0,
+    # integer, gather and fill instructions (provisional): bitwise/shift ops run like Add; Gather
+    # reads one element per lane from an arbitrary UB address, taken as two passes
+    "And": 1.0, "Or": 1.0, "ShiftLeft": 1.0, "ShiftRight": 1.0, "Ands": 1.0, "Ors": 1.0, "Subs": 1.0,
+    "Divs": 4.0, "Gather": 2.0, "Gatherb": 1.0, "GatherMask": 1.0, "Brcb": 1.0, "CreateVecIndex": 1.0,
+    "Arange": 1.0,
 }
 
 
