@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from knowledge.cards import LEVELS, PHASES, KnowledgeCard, card_index, cards_for_api, load_cards, resolve_id
-from knowledge.router import normalise_patterns
+from knowledge.router import routing
 from knowledge.tokens import count_tokens, tokenizer_name
 
 _LEVEL_ORDER = {lv: i for i, lv in enumerate(LEVELS)}
@@ -53,6 +53,7 @@ class KnowledgeSlice:
     cards: list[SliceCard] = field(default_factory=list)
     tokenizer: str = ""
     dropped: list[str] = field(default_factory=list)
+    notes: list[dict] = field(default_factory=list)     # e.g. the router's KB.ROUTE_FALLBACK
 
     @property
     def total_tokens(self) -> int:
@@ -66,6 +67,8 @@ class KnowledgeSlice:
         if not self.cards:
             return ""
         head = f"## {_PHASE_HEADERS[self.phase]} ({', '.join(self.patterns)}; chip {self.chip})"
+        for n in self.notes:                    # a guessed pattern is said, not hidden
+            head += f"\nNote: {n['message']}."
         parts: list[str] = []
         for i, c in enumerate(self.cards):
             one_line = c.mode in ("summary", "strategy")
@@ -76,8 +79,11 @@ class KnowledgeSlice:
         return head + "\n\n" + "".join(parts) + "\n"
 
     def to_json(self) -> dict:
-        return {"phase": self.phase, "total_tokens": self.total_tokens,
-                "cards": [c.to_json() for c in self.cards]}
+        doc = {"phase": self.phase, "total_tokens": self.total_tokens,
+               "cards": [c.to_json() for c in self.cards]}
+        if self.notes:
+            doc["notes"] = list(self.notes)
+        return doc
 
 
 def _diag_ids(diagnostics) -> list[tuple[str, str, list[str]]]:
@@ -113,7 +119,8 @@ def assemble(task_or_patterns, phase: str, chip: str = "910B2", diagnostics=(),
     """The knowledge slice for one prompt. See the module doc for what each phase holds."""
     if phase not in PHASES:
         raise ValueError(f"unknown phase {phase!r}; use one of {', '.join(PHASES)}")
-    patterns = normalise_patterns(task_or_patterns)
+    routed = routing(task_or_patterns)
+    patterns = routed.patterns
     primary = patterns[0]
     cards = [c for c in load_cards() if c.fits_chip(chip)]
     idx = card_index()
@@ -172,7 +179,8 @@ def assemble(task_or_patterns, phase: str, chip: str = "910B2", diagnostics=(),
             if c.level == "L3" and "tuning" in c.phases and c.fits_pattern(patterns):
                 pick(0 if primary in c.patterns else 1, c, "strategy", f"strategy for {pat_text}")
 
-    sl = KnowledgeSlice(phase=phase, patterns=patterns, chip=chip, tokenizer=tokenizer_name(model))
+    sl = KnowledgeSlice(phase=phase, patterns=patterns, chip=chip, tokenizer=tokenizer_name(model),
+                        notes=routed.notes)
     ordered = sorted(picks, key=lambda p: p[0])
     chosen = _fit_budget(ordered, budget_tokens, model, sl.dropped)
     # Present by level (mental model first, exemplar last), keeping priority order within a level.

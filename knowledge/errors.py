@@ -248,18 +248,21 @@ def _api_in(text: str) -> str:
 
 
 def attach_cards(diagnostics):
-    """Fill `cards` (and an empty `hint`) of diagnostics that came with a constraint id, e.g.
-    from the emulator. Returns the same list."""
+    """Fill `cards` and an empty `hint` of diagnostics (dicts or `Diagnostic`s) that came with a
+    constraint id, e.g. from the emulator: the cards of the id and of its API are added to those it
+    has; the hint is the id's pattern hint, else the summary of its first card. The one way cards
+    reach diagnostics (agents, CLI, TUI). Changes and returns the same list."""
+    idx = card_index()
     for d in diagnostics:
-        cid = getattr(d, "id", "") if not isinstance(d, dict) else d.get("id", "")
-        api = getattr(d, "api", "") if not isinstance(d, dict) else d.get("api", "")
-        cards = _cards_for(None, cid, api or "")
-        if isinstance(d, dict):
-            d["cards"] = list(dict.fromkeys(list(d.get("cards") or []) + cards))
-            if not d.get("hint"):
-                d["hint"] = _hint_for(cid)
+        is_dict = isinstance(d, dict)
+        cid = str((d.get("id") if is_dict else d.id) or "")
+        api = str((d.get("api") if is_dict else getattr(d, "api", "")) or "")
+        have = list((d.get("cards") if is_dict else d.cards) or [])
+        cards = list(dict.fromkeys(have + _cards_for(None, cid, api)))
+        hint = (d.get("hint") if is_dict else d.hint) or _hint_for(cid) or next(
+            (idx[c].summary for c in cards if c in idx), "")
+        if is_dict:
+            d["cards"], d["hint"] = cards, hint
         else:
-            d.cards = list(dict.fromkeys(list(d.cards or []) + cards))
-            if not d.hint:
-                d.hint = _hint_for(cid)
+            d.cards, d.hint = cards, hint
     return diagnostics

@@ -5,15 +5,23 @@ Two sources are combined: the proto `category` of the task (authoritative for bu
 the golden graph, observed by running the golden once on small inputs of the first case under a
 `TorchDispatchMode` that records every aten op with its argument shapes. Shared with the lowering
 agent, which picks its template from the first pattern.
+
+When the golden cannot be traced (it raises, or no inputs can be made for it) or nothing is known
+about a task, the router still answers, but says so: `route_task` returns the patterns with a
+`KB.ROUTE_FALLBACK` warning diagnostic (the knowledge slice carries it) and logs the reason.
 """
 
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from knowledge.cards import PATTERNS
+
+log = logging.getLogger(__name__)
+FALLBACK_ID = "KB.ROUTE_FALLBACK"
 
 # Proto categories seen in public operator suites, mapped onto our six patterns.
 CATEGORY_ALIASES = {
@@ -160,13 +168,12 @@ def _sample_inputs(task):
     case = cases[0] if cases else None
     shapes = getattr(case, "shapes", None) or getattr(case, "input_shape", None)
     if shapes is None:
-        try:
-            from copilot.oracle import make_inputs
-
-            made = make_inputs(task, case)
-            return list(made.values()) if isinstance(made, dict) else list(made)
-        except Exception:
+        if case is None:
             return []
+        from copilot.oracle import make_inputs
+
+        made = make_inputs(task, case)
+        return list(made.values()) if isinstance(made, dict) else list(made)
     dtypes = list(getattr(case, "dtypes", None) or [])
     g = torch.Generator().manual_seed(0)
     out = []
@@ -182,19 +189,41 @@ def _sample_inputs(task):
     return out
 
 
+@dataclass
+class Routing:
+    """The patterns of a task (most specific first) and, when part of it is a guess, why."""
+
+    patterns: list[str]
+    notes: list[dict] = field(default_factory=list)      # warning diagnostics (FALLBACK_ID)
+
+
 def route(task, *, trace: bool = True) -> list[str]:
+    """Patterns of a task, most specific first (see `route_task`)."""
+    return route_task(task, trace=trace).patterns
+
+
+def route_task(task, *, trace: bool = True) -> Routing:
     """Patterns of a task, most specific first: the proto category, then what the golden shows.
 
     `task` is a `copilot.tasks.Task`, a task reference for `load_task`, or anything with a
     `category` and/or a `golden`. Always returns at least one pattern (elementwise as the last
-    resort)."""
+    resort); a golden that cannot be traced, or a last-resort answer, adds a note and a log line."""
     if isinstance(task, str):
         if task in PATTERNS:
-            return [task]
+            return Routing([task])
         from copilot.tasks import load_task
 
         task = load_task(task)
+    name = getattr(task, "name", None) or type(task).__name__
     out: list[str] = []
+    notes: list[dict] = []
+
+    def note(message: str) -> None:
+        log.warning("routing %s: %s", name, message)
+        notes.append({"id": FALLBACK_ID, "severity": "warning", "message": message,
+                      "hint": "give the task a `category` in its proto, or a golden that runs on "
+                              "its first case, so the knowledge slice fits it"})
+
     cat = _category(task)
     if cat:
         out.append(cat)
@@ -211,16 +240,31 @@ def route(task, *, trace: bool = True) -> list[str]:
             if isinstance(case_attrs, dict):
                 merged.update(case_attrs)
             if inputs:
-                for p in classify_trace(trace_golden(golden, inputs, merged)):
+                tr = trace_golden(golden, inputs, merged)
+                if tr.error:
+                    note(f"the golden failed on sample inputs ({tr.error}); patterns from "
+                         f"{'the category only' if out else 'no evidence'}")
+                for p in classify_trace(tr):
                     if p not in out:
                         out.append(p)
-        except Exception:
-            pass
-    return out or ["elementwise"]
+            else:
+                note("no sample inputs for the golden (the task has no cases); its graph was not traced")
+        except Exception as exc:    # inputs that cannot be made: routing goes on without the graph
+            note(f"could not trace the golden ({type(exc).__name__}: {exc})")
+    if not out:
+        note("neither a known category nor a traced golden graph: elementwise is a guess")
+        out = ["elementwise"]
+    return Routing(out, notes)
 
 
-def primary_pattern(task_or_patterns) -> str:
-    return normalise_patterns(task_or_patterns)[0]
+def routing(task_or_patterns) -> Routing:
+    """`normalise_patterns` with the notes of routing a task (none for pattern names)."""
+    if isinstance(task_or_patterns, str) and task_or_patterns in PATTERNS:
+        return Routing([task_or_patterns])
+    if isinstance(task_or_patterns, Iterable) and not isinstance(task_or_patterns, (str, bytes)) \
+            and not hasattr(task_or_patterns, "golden"):
+        return Routing(normalise_patterns(task_or_patterns))
+    return route_task(task_or_patterns)
 
 
 def normalise_patterns(task_or_patterns) -> list[str]:

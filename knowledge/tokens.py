@@ -1,7 +1,9 @@
 """Token counting for knowledge slices, with a documented fallback chain.
 
 1. A configured model (argument `model`, else env `CANNPILOT_MODEL`): litellm's `token_counter`
-   for that model (imported lazily, with `LITELLM_LOCAL_MODEL_COST_MAP=True` so nothing is fetched).
+   for that model, through the lazy litellm proxy of `copilot.llm.litellm_client` (which imports and
+   configures litellm once, with `LITELLM_LOCAL_MODEL_COST_MAP=True` so nothing is fetched). A model
+   litellm cannot count for falls through to 2, with a warning logged once per model.
 2. Otherwise tiktoken `cl100k_base`, loaded offline from the copy of the BPE file that litellm ships
    (`litellm/litellm_core_utils/tokenizers/`, pointed to by `TIKTOKEN_CACHE_DIR`).
 3. If neither works: ceil(chars / 4), the usual estimate for English and code.
@@ -13,8 +15,12 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import logging
 import math
 import os
+
+log = logging.getLogger(__name__)
+_WARNED: set[str] = set()               # models whose counting fell back, warned once each
 
 
 def _litellm_tokenizer_dir() -> str | None:
@@ -40,15 +46,18 @@ def _tiktoken_encoding():
 
 @functools.lru_cache(maxsize=1)
 def _litellm_counter():
-    try:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        d = _litellm_tokenizer_dir()
-        if d:
-            os.environ.setdefault("TIKTOKEN_CACHE_DIR", d)
-        from litellm import token_counter
+    """litellm's `token_counter` (through the lazy proxy), or None without a usable litellm."""
+    d = _litellm_tokenizer_dir()
+    if d is None:
+        return None                          # litellm is not installed
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", d)
+    from copilot.llm.litellm_client import litellm
 
-        return token_counter
-    except Exception:
+    try:
+        return litellm.token_counter
+    except Exception as exc:                 # installed but not importable: count with tiktoken
+        log.warning("litellm's token counter is unavailable (%s: %s); counting with tiktoken",
+                    type(exc).__name__, exc)
         return None
 
 
@@ -76,8 +85,12 @@ def count_tokens(text: str, model: str | None = None) -> int:
         if counter is not None:
             try:
                 return int(counter(model=m, text=text))
-            except Exception:
-                pass
+            except Exception as exc:         # a model litellm has no tokenizer for: next in the chain
+                if m not in _WARNED:
+                    _WARNED.add(m)
+                    log.warning("litellm cannot count tokens for %s (%s: %s); using %s", m,
+                                type(exc).__name__, exc,
+                                "tiktoken:cl100k_base" if _tiktoken_encoding() else "chars/4")
     enc = _tiktoken_encoding()
     if enc is not None:
         return len(enc.encode(text, disallowed_special=()))

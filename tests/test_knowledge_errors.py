@@ -252,4 +252,23 @@ def test_every_pattern_in_the_table_names_known_cards():
 
 def test_explain_output_is_json_serialisable():
     found = explain(CORPUS[0][1])
-    json.dumps([d.to_json() for d in found])
+    assert found, "the first corpus entry has a finding"
+    doc = json.loads(json.dumps([d.to_json() for d in found]))
+    assert doc == [d.to_json() for d in found]
+    assert doc[0]["id"] == "L2.DTYPE_UNSUPPORTED" and doc[0]["line"] == 57 and doc[0]["cards"]
+
+
+def test_every_front_end_attaches_cards_the_same_way():
+    """One path: the LLM agent's prompt, the TUI's diagnostics pane and `attach_cards` agree."""
+    from copilot.agents.llm import _with_cards
+    from tui.screens.main import MainScreen
+
+    raw = [{"id": "L2.UB_CAPACITY", "message": "buffers need 200 KB", "api": "InitBuffer"},
+           {"id": "L2.SYNC_MISSING", "message": "m", "cards": ["L3.double-buffering"]},
+           {"id": "X.NOT_A_CARD", "message": "unknown"}]
+    expected = attach_cards([dict(d) for d in raw])
+    assert _with_cards(raw) == expected == MainScreen._with_cards(raw)
+    assert "cards" not in raw[0]                                      # the callers' lists are not changed
+    assert expected[0]["cards"][0] == "L2.UB_CAPACITY" and expected[0]["hint"]
+    assert expected[1]["cards"][:2] == ["L3.double-buffering", "L2.SYNC_MISSING"]
+    assert expected[2]["cards"] == [] and expected[2]["hint"] == ""

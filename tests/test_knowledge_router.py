@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import types
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from knowledge import route
-from knowledge.router import classify_trace, normalise_patterns, trace_golden
+from copilot.tasks import load_task
+from knowledge import assemble, route
+from knowledge.router import FALLBACK_ID, classify_trace, normalise_patterns, route_task, trace_golden
 
 EXPECTED = {
     "sigmoid": "elementwise", "gelu": "elementwise", "leaky_relu": "elementwise",
@@ -22,11 +24,7 @@ EXPECTED = {
 
 
 def _task(name):
-    tasks = pytest.importorskip("copilot.tasks")
-    try:
-        return tasks.load_task(name)
-    except Exception as exc:  # a built-in not landed yet
-        pytest.skip(f"built-in task {name} not available: {exc}")
+    return load_task(name)
 
 
 @pytest.mark.parametrize("name,pattern", sorted(EXPECTED.items()))
@@ -65,6 +63,23 @@ def test_trace_classification_on_plain_functions():
 def test_failing_golden_falls_back_to_the_category():
     class T:
         category = "norm"
+        cases = [types.SimpleNamespace(shapes=[(4, 8)], dtypes=["float32"], attrs={})]
+        attrs = []
+
+        @staticmethod
+        def golden(x):
+            raise RuntimeError("boom")
+
+    routed = route_task(T())
+    assert routed.patterns == ["normalization"]
+    assert [n["id"] for n in routed.notes] == [FALLBACK_ID]
+    assert "RuntimeError: boom" in routed.notes[0]["message"]
+
+
+def test_the_router_fallback_is_logged_and_reaches_the_slice(caplog):
+    class T:
+        name = "mystery"
+        category = ""
         cases = []
         attrs = []
 
@@ -72,7 +87,21 @@ def test_failing_golden_falls_back_to_the_category():
         def golden(x):
             raise RuntimeError("boom")
 
-    assert route(T()) == ["normalization"]
+    with caplog.at_level("WARNING", logger="knowledge.router"):
+        s = assemble(T(), "init")
+    assert s.patterns == ["elementwise"]
+    assert [n["id"] for n in s.notes] == [FALLBACK_ID, FALLBACK_ID]
+    assert "no sample inputs" in s.notes[0]["message"]
+    assert "elementwise is a guess" in s.notes[-1]["message"]
+    assert any("routing mystery" in r.getMessage() for r in caplog.records)
+    assert "Note: neither a known category" in s.render()
+    assert s.to_json()["notes"] == s.notes
+
+
+def test_a_task_routed_with_evidence_has_no_notes():
+    routed = route_task(_task("softmax"))
+    assert routed.patterns[0] == "softmax" and routed.notes == []
+    assert "notes" not in assemble(_task("softmax"), "init").to_json()
 
 
 def test_unknown_everything_defaults_to_elementwise():
@@ -80,7 +109,8 @@ def test_unknown_everything_defaults_to_elementwise():
         category = "exotic"
         golden = None
 
-    assert route(T()) == ["elementwise"]
+    routed = route_task(T())
+    assert routed.patterns == ["elementwise"] and routed.notes[0]["id"] == FALLBACK_ID
 
 
 def test_pattern_names_pass_through_and_unknown_ones_are_rejected():

@@ -238,23 +238,11 @@ def _failure_class(ev: Evaluation) -> str:
 
 
 def _with_cards(diags: list[dict]) -> list[dict]:
-    try:
-        from knowledge import get_card
-        from knowledge.cards import cards_for_constraint
-    except ImportError:
-        return diags
-    out = []
-    for d in diags:
-        d = dict(d)
-        if not d.get("cards"):
-            d["cards"] = cards_for_constraint(str(d.get("id", "")))
-        if not d.get("hint") and d["cards"]:
-            try:
-                d["hint"] = get_card(d["cards"][0]).summary
-            except Exception:
-                pass
-        out.append(d)
-    return out
+    """Copies of the diagnostics with their knowledge cards and hint (the one path:
+    `knowledge.attach_cards`)."""
+    from knowledge import attach_cards
+
+    return attach_cards([dict(d) for d in diags])
 
 
 def _diag_lines(diags: list[dict[str, Any]], cards: bool = False) -> str:

@@ -1,7 +1,7 @@
 """LLM agents' plumbing: the client interface, accounting and budgets, reply parsing.
 
 Importing this package is cheap: litellm is imported only when the litellm client first sends a
-request (or `copilot.llm.litellm_client.preload()` is called).
+request (the lazy proxy `copilot.llm.litellm_client.litellm`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The litellm implementation of `LLMClient`: any hosted provider or a local OpenAI-compatible server.
 
-litellm takes seconds to import, so it sits behind a lazy proxy: importing this module does not
-import it; the first request (or `preload()`, from a background worker) does, after setting
+litellm takes seconds to import, so it sits behind a lazy proxy (`litellm`, the only way our code
+reaches it): importing this module does not import it; the first use does, after setting
 `LITELLM_LOCAL_MODEL_COST_MAP=True` so start-up never reaches for the network.
 
 Retries are ours (`copilot.llm.client.RetryPolicy`), decided by the error class this module maps
@@ -48,6 +48,7 @@ _CONTEXT_WORDS = re.compile(r"(?i)context (length|window)|maximum context|too ma
 _NO_KEY = "not-needed"                 # placeholder some local servers insist on
 
 
+log = logging.getLogger(__name__)
 _LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 _KEY_ENVS: set[str] = set()            # names (never values) of the variables holding keys in use
 
@@ -92,8 +93,9 @@ def _detach_logging_worker(module: Any) -> None:
         from litellm.litellm_core_utils.logging_worker import GLOBAL_LOGGING_WORKER
 
         GLOBAL_LOGGING_WORKER.ensure_initialized_and_enqueue = _discard
-    except Exception:                          # another litellm layout: nothing to detach
-        pass
+    except (ImportError, AttributeError):     # another litellm layout: it has no such worker
+        log.debug("litellm %s has no global logging worker to detach",
+                  getattr(module, "__version__", "?"))
 
 
 class _LazyLitellm:
@@ -129,11 +131,6 @@ class _LazyLitellm:
 
 
 litellm = _LazyLitellm()
-
-
-def preload() -> None:
-    """Import litellm now (call from a worker thread at start-up to hide the import time)."""
-    litellm.load()
 
 
 # --- error mapping --------------------------------------------------------------------------------
@@ -227,8 +224,8 @@ class LiteLLMClient(LLMClient):
         if litellm.loaded:
             try:
                 await litellm.close_litellm_async_clients()
-            except Exception:
-                pass
+            except Exception as exc:           # closing is best effort: the process may go on
+                log.warning("closing litellm's HTTP clients failed: %s: %s", type(exc).__name__, exc)
 
     # request -------------------------------------------------------------------------------------
 

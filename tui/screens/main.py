@@ -147,14 +147,12 @@ class MainScreen(Screen):
 
     @staticmethod
     def _with_cards(diags: list[dict]) -> list[dict]:
+        """Diagnostics that came without cards get them (`knowledge.attach_cards`, on copies)."""
         if not diags or all("cards" in d and "hint" in d for d in diags):
             return diags
-        try:
-            from knowledge import attach_cards
+        from knowledge import attach_cards
 
-            return attach_cards([dict(d) for d in diags])
-        except Exception:
-            return diags
+        return attach_cards([dict(d) for d in diags])
 
     def refresh_code(self) -> None:
         self.query_one(CodeView).render_code()
