@@ -162,3 +162,21 @@ def test_bench_on_a_cannbench_layout_reports_the_score(tmp_path, cli):
     md = (tmp_path / "report.md").read_text()
     assert "ESTIMATE" in md and "| level1 | scaled_tanh | yes | yes | 1 / 5 |" in md
     assert "[2/2] level2/broken: score 0.00" in err
+
+
+def test_resume_keeps_the_rows_of_operators_not_run_now(tmp_path, cli):
+    suite = _suite(tmp_path)
+    report = str(tmp_path / "report")
+    code, out, err = cli("bench", "--suite", str(suite), "--tasks", "broken", "-o", report, "--json")
+    assert code == 0, err
+    first = json.loads(out)
+    assert [r["task"] for r in first["operators"]] == ["broken"] and not first["complete"]
+    code, out, err = cli("bench", "--suite", str(suite), "--tasks", "scaled_tanh", "--cases", "5",
+                         "--resume", "-o", report, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [r["task"] for r in doc["operators"]] == ["scaled_tanh", "broken"] and doc["complete"]
+    assert doc["scores"]["total"] == pytest.approx(doc["operators"][0]["score"])
+    code, out, err = cli("bench", "--suite", str(suite), "--tasks", "broken", "--agent", "offline",
+                         "--resume", "-o", report)
+    assert code == 2 and "--resume" in err

@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="CANN-Bench suites: cases to run (all | quick | ids); the others count as not judged")
     p.add_argument("--max-elements", type=int, default=0,
                    help="CANN-Bench suites: skip (count as not judged) cases with more input elements")
+    p.add_argument("--resume", action="store_true",
+                   help="CANN-Bench suites: keep the rows of the existing report for the operators not run now")
     p.set_defaults(handler=run)
 
 

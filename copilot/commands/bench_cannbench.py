@@ -177,6 +177,21 @@ def _row_score(row: dict) -> scoring.OperatorScore:
     return op
 
 
+def _previous_rows(path: Path, args) -> dict[str, dict]:
+    """The operator rows of an earlier report of the same chip and agent (for `--resume`)."""
+    from copilot.errors import BadInput
+
+    if not path.is_file():
+        return {}
+    try:
+        doc = json.loads(path.read_text())
+    except ValueError as exc:
+        raise BadInput(f"--resume: {path} is not a JSON report ({exc})") from None
+    if doc.get("mode") != "cannbench" or doc.get("chip") != args.chip or doc.get("agent") != args.agent:
+        raise BadInput(f"--resume: {path} is not a CANN-Bench report of chip {args.chip}, agent {args.agent}")
+    return {r["task"]: r for r in doc.get("operators", [])}
+
+
 def run(args, refs: list[Path]) -> int:
     from sessions import SessionStore
 
@@ -192,13 +207,19 @@ def run(args, refs: list[Path]) -> int:
     rows: list[dict] = []
     started = time.perf_counter()
     progress = Progress(len(refs))
+    kept = _previous_rows(out.with_suffix(".json"), args) if args.resume else {}
+    order = {Path(r).name: i for i, r in enumerate(sorted(
+        t for lv in suite.iterdir() if lv.is_dir() and lv.name.startswith("level") for t in lv.iterdir() if t.is_dir()))}
 
     def report(complete: bool) -> dict:
+        now = {r["task"] for r in rows}
+        every = sorted([r for t, r in kept.items() if t not in now] + rows, key=lambda r: order.get(r["task"], 1 << 30))
         doc = {"mode": "cannbench", "suite": str(suite), "chip": args.chip, "backend": "sim",
                "timing": "estimate", "agent": args.agent, "cases": args.cases,
-               "max_elements": args.max_elements, "complete": complete, "suite_tasks": len(refs),
-               "wall_seconds": round(time.perf_counter() - started, 1), "operators": rows,
-               "scores": scoring.suite_scores([_row_score(r) for r in rows])}
+               "max_elements": args.max_elements, "complete": complete and len(every) == len(order),
+               "suite_tasks": len(order),
+               "wall_seconds": round(time.perf_counter() - started, 1), "operators": every,
+               "scores": scoring.suite_scores([_row_score(r) for r in every])}
         out.with_suffix(".json").write_text(json.dumps(doc, indent=2))
         out.with_suffix(".md").write_text(markdown(doc))
         return doc
