@@ -10,7 +10,9 @@ import sys
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tasks", help="list built-in tasks or show one task",
                        description="List the built-in operator tasks, or show one task "
-                                   "(a built-in name, a task directory or a KernelBench .py file).")
+                                   "(a built-in name, a task directory or a KernelBench .py file). "
+                                   "A task directory's golden.py is Python run with your rights, "
+                                   "not sandboxed: use task directories you trust.")
     p.add_argument("action", nargs="?", choices=("ls", "show", "new"), default="ls")
     p.add_argument("task", nargs="?", help="task for `show`; the new task's directory for `new`")
     p.add_argument("--describe", help="`new`: the operator in words; an LLM drafts its golden and cases")
@@ -107,10 +109,21 @@ def _detail(task) -> dict:
         "description": task.description,
         "outputs": [o.name for o in task.outputs],
         "attrs": [{"name": a.name, "type": a.type, "default": a.default} for a in task.attrs],
-        "case_list": [{"id": c.id, "shapes": [list(s) for s in c.shapes], "dtypes": c.dtypes,
+        "inputs_detail": [{"name": i.name, "dtypes": list(i.dtypes), "optional": i.optional,
+                           "tensor_list": i.is_list} for i in task.inputs],
+        "case_list": [{"id": c.id, "shapes": [_shape_json(s) for s in c.shapes], "dtypes": c.dtypes,
                        "attrs": c.attrs, "quick": c.is_quick, "note": c.note} for c in task.cases],
     })
     return d
+
+
+def _shape_json(shape):
+    """A tensor's dims, null for an omitted input, a list of dims for a tensor list."""
+    if shape is None:
+        return None
+    if isinstance(shape, list):
+        return [list(e) for e in shape]
+    return list(shape)
 
 
 def _print_table(tasks) -> None:
@@ -131,6 +144,8 @@ def _print_detail(task) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from copilot.tasks.model import shapes_text
+
     con = Console()
     con.print(f"[bold]{task.name}[/bold]  ({task.op_name}, {task.category}"
               f"{', ' + task.difficulty if task.difficulty else ''})  {task.path}")
@@ -138,7 +153,9 @@ def _print_detail(task) -> None:
         con.print(f"\n[bold]formula[/bold]\n{task.formula}")
     if task.description:
         con.print(f"\n{task.description}")
-    con.print("\n[bold]inputs[/bold]  " + "; ".join(f"{i.name}: {'|'.join(i.dtypes)}" for i in task.inputs))
+    con.print("\n[bold]inputs[/bold]  " + "; ".join(
+        f"{i.name}{'[]' if i.is_list else ''}{'?' if i.optional else ''}: {'|'.join(i.dtypes)}"
+        for i in task.inputs))
     con.print("[bold]outputs[/bold] " + "; ".join(f"{o.name}: {'|'.join(o.dtypes)}" for o in task.outputs))
     if task.attrs:
         con.print("[bold]attrs[/bold]   " + "; ".join(f"{a.name}: {a.type} = {a.default!r}" for a in task.attrs))
@@ -146,9 +163,9 @@ def _print_detail(task) -> None:
     for col in ("id", "shapes", "dtypes", "attrs", "range", "note"):
         table.add_column(col)
     for c in task.cases:
-        shapes = ", ".join("[" + ",".join(map(str, s)) + "]" for s in c.shapes)
+        shapes = shapes_text(c.shapes)
         ranges = ", ".join(f"[{lo:g},{hi:g}]" for lo, hi in dict.fromkeys(c.value_ranges))
         attrs = ", ".join(f"{k}={v}" for k, v in c.attrs.items())
         table.add_row(c.id + (" q" if c.is_quick else ""), escape(shapes),
-                      "/".join(dict.fromkeys(c.dtypes)), escape(attrs), escape(ranges), escape(c.note))
+                      "/".join(dict.fromkeys(d for d in c.dtypes if d)), escape(attrs), escape(ranges), escape(c.note))
     con.print(table)

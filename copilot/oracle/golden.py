@@ -17,6 +17,7 @@ import torch
 
 from copilot.dtypes import from_torch
 from copilot.errors import BadInput, CannpilotError
+from copilot.oracle.inputs import golden_takes_inputs_by_name
 from copilot.tasks.model import Case, Task
 
 
@@ -59,7 +60,7 @@ def estimate_bytes(case: Case) -> int:
     """Peak bytes the oracle needs for this case (inputs, fp64 copies, outputs of both runs)."""
     from copilot.dtypes import dtype as dtype_of
 
-    inputs = sum(case.numel(i) * dtype_of(d).itemsize for i, d in enumerate(case.dtypes))
+    inputs = sum(case.numel(i) * dtype_of(d).itemsize for i, d in enumerate(case.dtypes) if d)
     widened = sum(case.numel(i) * 8 for i in range(len(case.shapes)))
     # Outputs are rarely larger than the largest input; two runs plus temporaries of the golden.
     return inputs + 3 * widened
@@ -75,17 +76,34 @@ def _as_list(result: Any, where: str) -> list[torch.Tensor]:
     return out
 
 
-def _widen(t: torch.Tensor) -> torch.Tensor:
-    return t.to(torch.float64) if t.is_floating_point() else t
+def _widen(t):
+    """fp64 copy of a float input (lists element-wise; None stays None)."""
+    if isinstance(t, list):
+        return [_widen(e) for e in t]
+    return t.to(torch.float64) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
 
 
-def _call(fn, task: Task, case: Case, inputs: list[torch.Tensor], label: str) -> list[torch.Tensor]:
+def golden_arguments(task: Task, case: Case, inputs: list) -> tuple[list, dict]:
+    """Positional and keyword arguments of the golden for one case.
+
+    Inputs go by name when the golden's signature names every proto input (as the public
+    harness calls it: gru takes its optional inputs after the attrs, scatter takes `dim` between
+    two inputs), else in proto order. Attrs go by keyword; None only where the case says None."""
+    attrs = {k: v for k, v in case.attrs.items() if v is not None or k in case.given_none}
+    if task.kind == "cann" and golden_takes_inputs_by_name(task):
+        return [], {**attrs, **{s.name: x for s, x in zip(task.inputs, inputs)}}
+    return list(inputs), attrs
+
+
+def _call(fn, task: Task, case: Case, inputs: list, label: str) -> list[torch.Tensor]:
     where = f"{task.path if task.kind == 'kernelbench' else task.path / 'golden.py'} ({label}, {case.label()})"
+    args, kwargs = golden_arguments(task, case, inputs)
     try:
         with torch.no_grad():
-            result = fn(*inputs, **{k: v for k, v in case.attrs.items() if v is not None})
+            result = fn(*args, **kwargs)
     except Exception as exc:
-        raise BadInput(f"{where}: golden raised {type(exc).__name__}: {exc}") from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise BadInput(f"{where}: golden raised {type(exc).__name__}: {first}") from None
     return _as_list(result, where)
 
 

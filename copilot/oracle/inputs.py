@@ -69,8 +69,10 @@ def _tensor(rng: np.random.Generator, shape: tuple[int, ...], dtype_name: str,
     return torch.from_numpy(values).reshape(shape).to(dt.torch)
 
 
-def make_inputs(task: Task, case: Case, seed: int = 0, fresh: bool = False) -> list[torch.Tensor]:
-    """The case's inputs on the CPU, in the case dtypes. Same (task, case, seed) → same values.
+def make_inputs(task: Task, case: Case, seed: int = 0, fresh: bool = False) -> list:
+    """The case's inputs on the CPU, in the case dtypes, one per proto input: a tensor, None (an
+    omitted optional input) or a list of tensors (a tensor list). Same (task, case, seed) → same
+    values.
 
     `fresh=True` draws new values on every call (timed runs must never see cached outputs).
     """
@@ -79,8 +81,61 @@ def make_inputs(task: Task, case: Case, seed: int = 0, fresh: bool = False) -> l
     if task.make_inputs_fn is not None:
         torch.manual_seed(_seed(task, case, 0, seed) % (2**63))
         return [t.contiguous() for t in task.make_inputs_fn()]
-    out = []
+    out: list = []
     for i, (shape, dt, (lo, hi)) in enumerate(zip(case.shapes, case.dtypes, case.value_ranges)):
         rng = np.random.default_rng(_seed(task, case, i, seed))
-        out.append(_tensor(rng, shape, dt, lo, hi))
+        if shape is None:
+            out.append(None)
+        elif isinstance(shape, list):
+            out.append([_tensor(rng, tuple(s), dt, lo, hi) for s in shape])
+        else:
+            out.append(_tensor(rng, shape, dt, lo, hi))
+    if task.input_fn is not None:
+        out = _rework(task, case, out, seed)
     return out
+
+
+def _rework(task: Task, case: Case, inputs: list, seed: int) -> list:
+    """Pass the inputs through the golden file's `get_input` (inputs by name, attrs by keyword);
+    it returns them in the golden signature's tensor order."""
+    from copilot.errors import BadInput
+
+    names = [s.name for s in task.inputs]
+    order = golden_input_order(task)
+    torch.manual_seed(_seed(task, case, len(names), seed) % (2**63))
+    kwargs = {**{k: v for k, v in case.attrs.items() if v is not None}, **dict(zip(names, inputs))}
+    try:
+        result = task.input_fn(**kwargs)
+    except Exception as exc:
+        raise BadInput(f"{task.path / 'golden.py'} ({case.label()}): get_input raised "
+                       f"{type(exc).__name__}: {exc}") from None
+    result = list(result) if isinstance(result, (list, tuple)) else [result]
+    if len(result) != len(order):
+        raise BadInput(f"{task.path / 'golden.py'} ({case.label()}): get_input returned {len(result)} "
+                       f"values for the {len(order)} inputs {', '.join(order)}")
+    by_name = dict(zip(order, result))
+    return [by_name[n].contiguous() if isinstance(by_name[n], torch.Tensor) else by_name[n] for n in names]
+
+
+def _golden_params(task: Task) -> list[str]:
+    import inspect
+
+    try:
+        return list(inspect.signature(task.golden).parameters)
+    except (TypeError, ValueError):
+        return []
+
+
+def golden_takes_inputs_by_name(task: Task) -> bool:
+    """The golden's signature names every proto input."""
+    params = set(_golden_params(task))
+    return bool(task.inputs) and all(s.name in params for s in task.inputs)
+
+
+def golden_input_order(task: Task) -> list[str]:
+    """The proto inputs in the order the golden's signature lists them (proto order if the
+    golden does not name them all)."""
+    names = [s.name for s in task.inputs]
+    if not golden_takes_inputs_by_name(task):
+        return names
+    return [p for p in _golden_params(task) if p in names]

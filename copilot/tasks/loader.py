@@ -12,6 +12,7 @@ import importlib.util
 import inspect
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,19 @@ from copilot.tasks.model import AttrSpec, Case, Task, TensorSpec
 BUILTIN_DIR = Path(__file__).resolve().parents[2] / "bench" / "ops"
 TASK_FILES = ("proto.yaml", "golden.py", "desc.md")
 ATTR_TYPES = ("float", "int", "bool", "string", "list_int", "list_float")
+# Every attr type spelling of the public protos (and their obvious kin), lower case without
+# blanks -> our type. A `Tensor` attr is a constant the case gives as a literal list (the public
+# goldens take a list: grouped_matmul_swiglu_quant's cumulative group_list), so it is a list_int.
+ATTR_TYPE_SPELLINGS = {
+    **{k: "float" for k in ("float", "float32", "float64", "double", "fp32", "real")},
+    **{k: "int" for k in ("int", "int32", "int64", "int64_t", "int32_t", "integer", "long")},
+    **{k: "bool" for k in ("bool", "boolean")},
+    **{k: "string" for k in ("string", "str")},
+    **{k: "list_int" for k in ("list_int", "listint", "int[]", "int64[]", "int32[]", "list[int]",
+                               "list[int64]", "listint64", "list_int64", "tuple[int]", "tensor")},
+    **{k: "list_float" for k in ("list_float", "listfloat", "float[]", "float32[]", "list[float]",
+                                 "list_float32", "tuple[float]")},
+}
 SPECIAL_RANGE_VALUES = {"inf": math.inf, "+inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
@@ -123,7 +137,11 @@ def _tensor_specs(items: Any, kind: str, proto_path: Path) -> list[TensorSpec]:
             raise BadInput(f"{where} ({item['name']}): compare must be true or false, got {compare!r}")
         if not isinstance(tol, int) or isinstance(tol, bool) or tol < 0:
             raise BadInput(f"{where} ({item['name']}): int_tolerance must be a non-negative integer")
-        specs.append(TensorSpec(str(item["name"]), dtypes, str(item.get("description", "")), compare, tol))
+        optional, is_list = item.get("optional", False), item.get("is_list", False)
+        if not isinstance(optional, bool) or not isinstance(is_list, bool):
+            raise BadInput(f"{where} ({item['name']}): optional and is_list must be true or false")
+        specs.append(TensorSpec(str(item["name"]), dtypes, str(item.get("description", "")), compare, tol,
+                                optional=optional and kind == "inputs", is_list=is_list and kind == "inputs"))
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise BadInput(f"{proto_path}: operator.{kind} has duplicate names: {names}")
@@ -139,10 +157,12 @@ def _attr_specs(items: Any, proto_path: Path) -> list[AttrSpec]:
     for i, item in enumerate(items):
         if not isinstance(item, dict) or not item.get("name"):
             raise BadInput(f"{proto_path}: operator.attrs[{i}] needs a 'name'")
-        typ = str(item.get("type", "float"))
-        if typ not in ATTR_TYPES:
-            raise BadInput(f"{proto_path}: attr '{item['name']}' has unknown type '{typ}' "
-                           f"(known: {', '.join(ATTR_TYPES)})")
+        raw_type = str(item.get("type", "float"))
+        typ = ATTR_TYPE_SPELLINGS.get(re.sub(r"\s+", "", raw_type).lower())
+        if typ is None:
+            raise BadInput(f"{proto_path}: attr '{item['name']}' has unknown type '{raw_type}' "
+                           f"(known: {', '.join(ATTR_TYPES)}, in any case; also "
+                           f"{', '.join(k for k in ATTR_TYPE_SPELLINGS if k not in ATTR_TYPES)})")
         specs.append(AttrSpec(str(item["name"]), typ, item.get("default"),
                               bool(item.get("required", False)), str(item.get("description", ""))))
     return specs
@@ -174,14 +194,47 @@ def _parse_pair(pair: Any, where: str) -> tuple[float, float]:
     return lo, hi
 
 
-def _value_ranges(raw: Any, n_inputs: int, where: str) -> list[tuple[float, float]]:
+def _slots(count: int, shapes: list, listed: int, where: str, what: str) -> list[int | None]:
+    """Which inputs `count` per-input entries (dtypes, ranges) belong to: all inputs, the
+    inputs the case's input_shape lists, or the given (non-null) ones; [None] = one for all."""
+    n = len(shapes)
+    present = [i for i, s in enumerate(shapes) if s is not None]
+    if count == n:
+        return list(range(n))
+    if count == listed:
+        return list(range(listed))
+    if count == len(present):
+        return present
+    if count == 1:
+        return [None]
+    raise BadInput(f"{where}: {count} {what} for {n} inputs ({listed} listed in input_shape, "
+                   f"{len(present)} given)")
+
+
+def _value_ranges(raw: Any, shapes: list, listed: int, where: str) -> list[tuple[float, float]]:
+    """One [lo, hi] per input. A case may give one range for all, one per input, or one per
+    given input (omitted inputs skipped); a tensor list may give one range per element (the first
+    stands for the list: the public cases give the same range to every element)."""
+    n = len(shapes)
     if raw is None:
-        return [(-1.0, 1.0)] * n_inputs
-    if isinstance(raw, (list, tuple)) and raw and all(isinstance(p, (list, tuple)) for p in raw):
-        if len(raw) != n_inputs:
-            raise BadInput(f"{where}: value_range has {len(raw)} ranges for {n_inputs} inputs")
-        return [_parse_pair(p, where) for p in raw]
-    return [_parse_pair(raw, where)] * n_inputs
+        return [(-1.0, 1.0)] * n
+    if isinstance(raw, (list, tuple)) and raw and all(not isinstance(p, (list, tuple)) for p in raw):
+        return [_parse_pair(raw, where)] * n
+    if not (isinstance(raw, (list, tuple)) and raw and all(p is None or isinstance(p, (list, tuple)) for p in raw)):
+        raise BadInput(f"{where}: value_range must be [lo, hi] or one [lo, hi] per input, got {raw!r}")
+    slots = _slots(len(raw), shapes, listed, where, "ranges")
+    out = [(-1.0, 1.0)] * n
+    for slot, pair in zip(slots, raw):
+        if pair is None:
+            continue
+        if pair and isinstance(pair[0], (list, tuple)):      # a tensor list: one per element
+            pair = pair[0]
+        parsed = _parse_pair(pair, where)
+        if slot is None:
+            out = [parsed] * n
+        else:
+            out[slot] = parsed
+    return out
 
 
 def _coerce_attr(spec: AttrSpec, value: Any, where: str) -> Any:
@@ -207,41 +260,91 @@ def _coerce_attr(spec: AttrSpec, value: Any, where: str) -> Any:
     raise BadInput(f"{where}: attr '{spec.name}' = {value!r} is not a {spec.type}")
 
 
+def _is_dims(x: Any) -> bool:
+    return isinstance(x, (list, tuple)) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
+                                                for d in x)
+
+
+def _input_shape(spec: TensorSpec, shape: Any, where: str):
+    """A tensor's dims, None for an omitted input, or a tensor list's element dims."""
+    if shape is None:
+        return None
+    if _is_dims(shape):
+        return [tuple(shape)] if spec.is_list and shape else tuple(shape)
+    if isinstance(shape, (list, tuple)) and shape and all(_is_dims(e) for e in shape):
+        return [tuple(e) for e in shape]
+    raise BadInput(f"{where}: shape of input '{spec.name}' must be a list of non-negative integers, "
+                   f"a list of such lists (a tensor list) or null (omitted), got {shape!r}")
+
+
+def _case_dtypes(raw: Any, task_inputs: list[TensorSpec], shapes: list, listed: int, where: str) -> list[str | None]:
+    """One dtype per input: a single name for all, one per input, one per given input, or one
+    per tensor-list element (all the same); null where the input is omitted."""
+    n = len(task_inputs)
+    if isinstance(raw, str):
+        raw = [raw]
+    if not isinstance(raw, (list, tuple)) or not raw:
+        raise BadInput(f"{where}: dtype must list one dtype per input ({n}), got {raw!r}")
+    slots = _slots(len(raw), shapes, listed, where, "dtypes")
+    chosen: list[Any] = [None] * n
+    for slot, d in zip(slots, raw):
+        if slot is None:
+            chosen = [d] * n
+        else:
+            chosen[slot] = d
+    out: list[str | None] = []
+    for i, (spec, d) in enumerate(zip(task_inputs, chosen)):
+        if shapes[i] is None:
+            out.append(None)
+            continue
+        if isinstance(d, (list, tuple)):          # a tensor list: one dtype per element
+            names = {_dtype_name(e, f"{where}, input '{spec.name}'") for e in d if e is not None}
+            if len(names) > 1:
+                raise BadInput(f"{where}: the elements of tensor list '{spec.name}' have different "
+                               f"dtypes {sorted(names)}; a tensor list has one dtype")
+            d = next(iter(names), None)
+        if d is None:
+            d = next((x for x in out if x), spec.dtypes[0])   # unnamed: as the inputs before it
+            if d not in spec.dtypes:
+                d = spec.dtypes[0]
+        name = _dtype_name(d, f"{where}, input '{spec.name}'")
+        if name not in spec.dtypes:
+            raise BadInput(f"{where}: input '{spec.name}' has dtype {name}, which the proto does "
+                           f"not allow ({', '.join(spec.dtypes)})")
+        out.append(name)
+    return out
+
+
 def _make_case(raw: dict, index: int, task_inputs: list[TensorSpec], attrs: list[AttrSpec],
                source: Path) -> Case:
     case_id = str(raw.get("case_id", index + 1))
     where = f"{source}: case {case_id}"
     shapes_raw = raw.get("input_shape", raw.get("shapes"))
-    dtypes_raw = raw.get("dtype", raw.get("dtypes"))
     n = len(task_inputs)
     if not isinstance(shapes_raw, (list, tuple)) or not shapes_raw:
         raise BadInput(f"{where}: input_shape must be a list with one shape per input")
-    if n == 1 and all(isinstance(d, int) for d in shapes_raw):
+    if n == 1 and _is_dims(shapes_raw):
         shapes_raw = [shapes_raw]     # a bare [1024, 1024] for a single-input operator
-    if len(shapes_raw) != n:
+    shapes_raw = list(shapes_raw)
+    if len(shapes_raw) > n:
         raise BadInput(f"{where}: input_shape has {len(shapes_raw)} shapes but the proto has "
                        f"{n} inputs ({', '.join(s.name for s in task_inputs)})")
-    shapes = []
-    for spec, shape in zip(task_inputs, shapes_raw):
-        if not isinstance(shape, (list, tuple)) or not all(
-                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape):
-            raise BadInput(f"{where}: shape of input '{spec.name}' must be a list of "
-                           f"non-negative integers, got {shape!r}")
-        shapes.append(tuple(shape))
-    if isinstance(dtypes_raw, str):
-        dtypes_raw = [dtypes_raw] * n
-    if not isinstance(dtypes_raw, (list, tuple)) or len(dtypes_raw) != n:
-        raise BadInput(f"{where}: dtype must list one dtype per input ({n}), got {dtypes_raw!r}")
-    dtypes = []
-    for spec, d in zip(task_inputs, dtypes_raw):
-        name = _dtype_name(d, f"{where}, input '{spec.name}'")
-        if name not in spec.dtypes:
-            raise BadInput(f"{where}: input '{spec.name}' has dtype {name}, which the proto does "
-                           f"not allow ({', '.join(spec.dtypes)})")
-        dtypes.append(name)
+    # Trailing inputs a case leaves out are omitted optional inputs (the public cases do both:
+    # `null` in place, or a shorter list).
+    listed = len(shapes_raw)
+    shapes_raw += [None] * (n - len(shapes_raw))
     given = raw.get("attrs") or {}
     if not isinstance(given, dict):
         raise BadInput(f"{where}: attrs must be a mapping, got {given!r}")
+    by_name = {s.name: i for i, s in enumerate(task_inputs)}
+    given = dict(given)
+    for key in [k for k in given if k in by_name and k not in {a.name for a in attrs}]:
+        # Some public cases name an omitted optional input among the attrs (`bias: null`).
+        if given.pop(key) is not None:
+            raise BadInput(f"{where}: attrs name the input '{key}'; give its shape in input_shape")
+        shapes_raw[by_name[key]] = None
+    shapes = [_input_shape(spec, shape, where) for spec, shape in zip(task_inputs, shapes_raw)]
+    dtypes = _case_dtypes(raw.get("dtype", raw.get("dtypes")), task_inputs, shapes, listed, where)
     known = {a.name: a for a in attrs}
     unknown = [k for k in given if k not in known]
     if unknown:
@@ -250,13 +353,15 @@ def _make_case(raw: dict, index: int, task_inputs: list[TensorSpec], attrs: list
     values = {}
     for spec in attrs:
         if spec.name in given:
-            values[spec.name] = _coerce_attr(spec, given[spec.name], where)
+            v = given[spec.name]
+            values[spec.name] = None if v is None else _coerce_attr(spec, v, where)
         elif spec.required and spec.default is None:
             raise BadInput(f"{where}: required attr '{spec.name}' is missing")
         else:
             values[spec.name] = None if spec.default is None else _coerce_attr(spec, spec.default, where)
-    ranges = _value_ranges(raw.get("value_range"), n, where)
-    return Case(case_id, shapes, dtypes, values, ranges, str(raw.get("note", "") or ""))
+    ranges = _value_ranges(raw.get("value_range"), shapes, listed, where)
+    given_none = tuple(k for k, v in given.items() if v is None)
+    return Case(case_id, shapes, dtypes, values, ranges, str(raw.get("note", "") or ""), given_none)
 
 
 def _read_cases(task_dir: Path, inputs: list[TensorSpec], attrs: list[AttrSpec]) -> list[Case]:
@@ -280,6 +385,21 @@ def _read_cases(task_dir: Path, inputs: list[TensorSpec], attrs: list[AttrSpec])
     if dup:
         raise BadInput(f"{path}: duplicate case_id(s): {', '.join(dup)}")
     return cases
+
+
+def _inputs_as_cases_use_them(inputs: list[TensorSpec], cases: list[Case]) -> list[TensorSpec]:
+    """An input some case omits is optional; one some case gives as a list is a tensor list
+    (the public protos do not always say so: gru's weight_ih)."""
+    out = []
+    for i, spec in enumerate(inputs):
+        omitted = any(c.shapes[i] is None for c in cases)
+        listed = any(isinstance(c.shapes[i], list) for c in cases)
+        if listed:
+            for c in cases:
+                if isinstance(c.shapes[i], tuple):
+                    c.shapes[i] = [c.shapes[i]]
+        out.append(replace(spec, optional=spec.optional or omitted, is_list=spec.is_list or listed))
+    return out
 
 
 def _rejoin_brackets(cells: list[str]) -> list[str]:
@@ -361,6 +481,7 @@ def _load_task_dir(task_dir: Path) -> Task:
     outputs = _tensor_specs(op.get("outputs"), "outputs", proto_path)
     attrs = _attr_specs(op.get("attrs"), proto_path)
     cases = _read_cases(task_dir, inputs, attrs)
+    inputs = _inputs_as_cases_use_them(inputs, cases)
 
     golden_path = task_dir / "golden.py"
     if not golden_path.exists():
@@ -382,6 +503,7 @@ def _load_task_dir(task_dir: Path) -> Task:
         inputs=inputs, outputs=outputs, attrs=attrs, cases=cases, golden=golden,
         oracle_fn=getattr(module, f"{fname}_oracle", None),
         bench_fn=getattr(module, f"{fname}_bench", None),
+        input_fn=getattr(module, "get_input", None) if callable(getattr(module, "get_input", None)) else None,
         difficulty=str(op.get("difficulty", "") or ""), formula=str(op.get("formula", "") or "").strip(),
         description=str(op.get("description", "") or "").strip(), schema=str(op.get("schema", "") or ""),
         desc_text=desc_text,

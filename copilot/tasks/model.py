@@ -21,28 +21,53 @@ class TensorSpec:
     compare: bool = True          # outputs only: judged at all (public layout's `compare`)
     int_tolerance: int = 0        # outputs only: integer outputs may differ by this much
                                   # (our extension, for quantised values at rounding ties)
+    optional: bool = False        # inputs only: a case may omit it (`null`); the golden gets None
+    is_list: bool = False         # inputs only: a tensor list (TensorList), one shape per element
 
 
 @dataclass(frozen=True)
 class AttrSpec:
     name: str
-    type: str            # float | int | bool | string | list_int | list_float
+    type: str            # float | int | bool | string | list_int | list_float | tensor
     default: Any = None
     required: bool = False
     description: str = ""
 
 
+# One input of a case: a shape (tensor), None (an omitted optional input) or a list of shapes
+# (a tensor list).
+InputShape = Any
+
+
+def element_shapes(shape: InputShape) -> list[tuple[int, ...]]:
+    """The tensors one input stands for: none if omitted, one, or one per list element."""
+    if shape is None:
+        return []
+    if isinstance(shape, list):
+        return [tuple(s) for s in shape]
+    return [tuple(shape)]
+
+
 @dataclass
 class Case:
     id: str
-    shapes: list[tuple[int, ...]]
-    dtypes: list[str]
+    shapes: list[InputShape]                    # one per proto input: tuple | None | list[tuple]
+    dtypes: list[str | None]                    # one per proto input; None where omitted
     attrs: dict[str, Any]                       # complete: proto defaults filled in
     value_ranges: list[tuple[float, float]]     # one per input; may hold inf / nan
     note: str = ""
+    given_none: tuple[str, ...] = ()            # attrs the case itself sets to None
 
     def numel(self, i: int) -> int:
-        return math.prod(self.shapes[i])
+        return sum(math.prod(s) for s in element_shapes(self.shapes[i]))
+
+    def present(self, i: int) -> bool:
+        return self.shapes[i] is not None
+
+    @property
+    def plain(self) -> bool:
+        """Every input given as one tensor (no omitted input, no tensor list)."""
+        return all(s is not None and not isinstance(s, list) for s in self.shapes)
 
     @property
     def max_numel(self) -> int:
@@ -57,8 +82,22 @@ class Case:
         return self.max_numel <= QUICK_MAX_ELEMENTS
 
     def label(self) -> str:
-        shapes = " ".join("x".join(map(str, s)) or "scalar" for s in self.shapes)
-        return f"case {self.id}: {shapes} {'/'.join(dict.fromkeys(self.dtypes))}"
+        return f"case {self.id}: {shapes_text(self.shapes)} {'/'.join(dict.fromkeys(d for d in self.dtypes if d))}"
+
+
+def shapes_text(shapes: list[InputShape]) -> str:
+    """`1024x1024 [96x64,96x32] -`: a tensor, a tensor list, an omitted input."""
+    def one(s):
+        return "x".join(map(str, s)) or "scalar"
+    parts = []
+    for s in shapes:
+        if s is None:
+            parts.append("-")
+        elif isinstance(s, list):
+            parts.append("[" + ",".join(one(e) for e in s) + "]")
+        else:
+            parts.append(one(s))
+    return " ".join(parts)
 
 
 @dataclass
@@ -75,6 +114,9 @@ class Task:
     golden: Callable[..., Any] = field(repr=False)
     oracle_fn: Callable[..., Any] | None = field(default=None, repr=False)
     bench_fn: Callable[..., Any] | None = field(default=None, repr=False)
+    # The golden file's own input generator (`get_input`): takes the generated inputs by name and
+    # the attrs, returns them reworked to the operator's contract (distinct indices, legal boxes).
+    input_fn: Callable[..., Any] | None = field(default=None, repr=False)
     difficulty: str = ""
     formula: str = ""
     description: str = ""
@@ -94,7 +136,8 @@ class Task:
         seen: dict[str, None] = {}
         for case in self.cases:
             for d in case.dtypes:
-                seen.setdefault(d, None)
+                if d is not None:
+                    seen.setdefault(d, None)
         return list(seen)
 
     def case(self, case_id: str) -> Case:
