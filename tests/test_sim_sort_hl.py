@@ -58,7 +58,7 @@ class Arena:
         src, out = self.tmp / "arena.bin", self.tmp / "arena.out"
         self.buf.tofile(src)
         args = [str(self.binary), f"op={op}", f"dtype={dtype}", f"arena={src}", f"out={out}"]
-        args += [f"{k}={int(v)}" for k, v in kw.items()]
+        args += [f"{k}={v if isinstance(v, float) else int(v)}" for k, v in kw.items()]
         r = subprocess.run(args, capture_output=True, text=True, timeout=60)
         self.diags = [d for d in parse_diags(r.stderr) if "id" in d]
         self.stdout = r.stdout
@@ -283,6 +283,115 @@ def test_topk_cost_is_its_constituent_instructions(arena: Arena):
     assert apis["MrgSort"]["calls"] == 2                        # 256 = 32 * 4^2: two merge passes
 
 
+# ---------------------------------------------------------------- math and activation libraries
+
+def _gelu(x):
+    return 0.5 * x * (1 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3)))
+
+
+def _digamma(x):
+    torch = pytest.importorskip("torch")
+    return torch.special.digamma(torch.from_numpy(x)).numpy()
+
+
+def _lgamma(x):
+    import math
+    return np.array([math.lgamma(v) if np.isfinite(v) and not (v <= 0 and v == int(v)) else np.inf
+                     for v in x])
+
+
+UNARY = {
+    "Tanh": (np.tanh, (-6, 6)), "Sin": (np.sin, (-10, 10)), "Cos": (np.cos, (-10, 10)), "Tan": (np.tan, (-1.4, 1.4)),
+    "Asin": (np.arcsin, (-1, 1)), "Acos": (np.arccos, (-1, 1)), "Atan": (np.arctan, (-20, 20)),
+    "Sinh": (np.sinh, (-5, 5)), "Cosh": (np.cosh, (-5, 5)), "Asinh": (np.arcsinh, (-50, 50)),
+    "Acosh": (np.arccosh, (1, 50)), "Atanh": (np.arctanh, (-0.99, 0.99)), "Erf": (None, (-3, 3)),
+    "Erfc": (None, (-3, 3)), "Frac": (lambda x: x - np.trunc(x), (-9, 9)), "Sign": (np.sign, (-2, 2)),
+    "Trunc": (np.trunc, (-9, 9)), "Floor": (np.floor, (-9, 9)), "Ceil": (np.ceil, (-9, 9)),
+    "Round": (np.rint, (-9, 9)), "Lgamma": (_lgamma, (0.1, 20)), "Digamma": (_digamma, (0.1, 20)),
+    "Sigmoid": (lambda x: 1 / (1 + np.exp(-x)), (-10, 10)), "Gelu": (_gelu, (-5, 5)),
+    "FasterGelu": (lambda x: x / (1 + np.exp(-1.702 * x)), (-5, 5)),
+    "Silu": (lambda x: x / (1 + np.exp(-x)), (-8, 8)), "Log": (np.log, (0.01, 100)),
+    "Log2": (np.log2, (0.01, 100)), "Log10": (np.log10, (0.01, 100)), "ExpHL": (np.exp, (-10, 10)),
+}
+
+
+def _erf(x, c=False):
+    import math
+    f = math.erfc if c else math.erf
+    return np.array([f(v) for v in x])
+
+
+@pytest.mark.parametrize("dtype", ["float", "half"])
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_elementwise_library_api_matches_numpy(arena: Arena, name: str, dtype: str):
+    fn, (lo, hi) = UNARY[name]
+    fn = fn or (lambda x, n=name: _erf(x, n == "Erfc"))
+    rng = np.random.default_rng(hash(name) % 1000)
+    n = 300
+    x = rng.uniform(lo, hi, n).astype(NP[dtype])
+    x[:3] = [np.nan, np.inf, -np.inf]
+    arena.put(0, x)
+    tmp = int(name not in ("Silu", "Log", "Log2", "Log10"))
+    arena.run(name, dtype, o0=0, od=4096, ot=8192, st=4096, n=n, tmp=tmp)
+    got = arena.get(4096, NP[dtype], n).astype(np.float64)
+    with np.errstate(all="ignore"):
+        want = np.asarray(fn(x.astype(np.float64)), np.float64).astype(NP[dtype]).astype(np.float64)
+    fin = np.isfinite(want) & np.isfinite(x)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=2e-6 if dtype == "float" else 1e-3, atol=1e-6)
+    assert np.isnan(got[0])                                    # NaN in, NaN out
+    np.testing.assert_array_equal(np.isnan(got[3:]), np.isnan(want[3:]))
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("Fmod", np.fmod), ("Power", np.power), ("GeGLU", lambda a, b: _gelu(a) * b),
+    ("ReGlu", lambda a, b: np.maximum(a, 0) * b), ("SwiGLU", lambda a, b: a / (1 + np.exp(-1.5 * a)) * b)])
+def test_binary_library_api_matches_numpy(arena: Arena, name: str, fn):
+    rng = np.random.default_rng(7)
+    n = 256
+    a = rng.uniform(0.5 if name == "Power" else -4, 4, n).astype(np.float32)
+    b = rng.uniform(0.5, 3, n).astype(np.float32)
+    arena.put(0, a); arena.put(2048, b)
+    arena.run(name, "float", o0=0, o1=2048, od=4096, ot=8192, st=4096, n=n, tmp=1, scalar=1.5)
+    want = fn(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    np.testing.assert_allclose(arena.get(4096, np.float32, n), want, rtol=2e-6, atol=1e-6)
+
+
+def test_power_scalar_forms_clamp_and_swish(arena: Arena):
+    x = np.linspace(0.5, 3, 64).astype(np.float32)
+    x[0] = np.nan
+    arena.put(0, x)
+    arena.run("PowerScalar", "float", o0=0, od=4096, n=64, scalar=2.5)
+    np.testing.assert_allclose(arena.get(4096, np.float32, 64)[1:], x[1:].astype(np.float64) ** 2.5, rtol=2e-6)
+    arena.run("ScalarPower", "float", o0=0, od=4096, n=64, scalar=2.0)
+    np.testing.assert_allclose(arena.get(4096, np.float32, 64)[1:], 2.0 ** x[1:].astype(np.float64), rtol=2e-6)
+    arena.run("ClampMax", "float", o0=0, od=4096, n=64, scalar=1.0)
+    got = arena.get(4096, np.float32, 64)
+    assert np.isnan(got[0]) and (got[1:] == np.minimum(x[1:], 1.0)).all()
+    arena.run("ClampMin", "float", o0=0, od=4096, ot=8192, st=1024, n=64, scalar=2.0, tmp=1)
+    assert (arena.get(4096, np.float32, 64)[1:] == np.maximum(x[1:], 2.0)).all()
+    arena.run("Swish", "float", o0=0, od=4096, n=64, scalar=2.0)
+    np.testing.assert_allclose(arena.get(4096, np.float32, 64)[1:], (x[1:] / (1 + np.exp(-2.0 * x[1:].astype(np.float64)))),
+                               rtol=2e-6)
+
+
+@pytest.mark.parametrize("dtype,np_t", [("int16", np.int16), ("uint16", np.uint16)])
+def test_xor_on_16_bit_integers_with_edge_values(arena: Arena, dtype: str, np_t):
+    info = np.iinfo(np_t)
+    a = np.array([info.min, info.max, 0, -1 if dtype == "int16" else 1, 12345, 7] * 16, np_t)
+    b = np.array([info.max, info.max, info.min, 5, 54321 % (info.max + 1), 7] * 16, np_t)
+    arena.put(0, a); arena.put(1024, b)
+    arena.run("Xor", dtype, o0=0, o1=1024, od=4096, n=len(a))
+    np.testing.assert_array_equal(arena.get(4096, np_t, len(a)), a ^ b)
+
+
+def test_library_cost_counts_the_constituent_instructions(arena: Arena):
+    arena.put(0, np.zeros(1024, np.float32))
+    arena.run("Tanh", "float", o0=0, od=4096, ot=8192, st=4096, n=1024, tmp=1, cost=1)
+    apis = {c["api"]: c for c in arena.counters()}
+    assert set(apis) >= {"Muls", "Exp", "Adds", "Div"}
+    assert apis["Adds"]["elements"] == 2 * 1024 and apis["Exp"]["calls"] == 1
+
+
 # ---------------------------------------------------------------- a hand-written kernel
 
 @pytest.mark.slow
@@ -296,6 +405,22 @@ def test_top8_rows_kernel_passes_its_task_with_estimates():
     assert report.compiled and report.correct, [(c.id, c.message) for c in report.cases]
     assert len(report.cases) == 8 and not [d for d in report.diagnostics if d.severity == "error"]
     assert all(c.estimate is not None for c in report.cases)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", sorted((REPO / "tests" / "kernels" / "hl_rules").glob("*.cpp")), ids=lambda p: p.stem)
+def test_library_rule_kernel_is_reported_with_its_id_and_line(path: Path):
+    import os
+    import tempfile
+    os.environ.setdefault("CANNPILOT_CACHE", str(Path(tempfile.gettempdir()) / f"cannpilot-test-cache-{os.getuid()}"))
+    from copilot.backends.sim import check_kernel
+    text = path.read_text()
+    task = re.search(r"--task\s+(\S+)", text).group(1)
+    cases = re.search(r"--cases\s+(\S+)", text).group(1)
+    expected = [(m.group(1), text.count("\n", 0, m.start()) + 1) for m in re.finditer(r"//\s*EXPECT:\s*([A-Z0-9_.]+)", text)]
+    report = check_kernel(path, str(REPO / task), cases=cases, timeout=120)
+    got = {(d.id, d.line) for d in report.diagnostics}
+    assert set(expected) <= got and not report.correct, sorted(got)
 
 
 # ---------------------------------------------------------------- rules

@@ -29,7 +29,45 @@ template <typename T> static LocalTensor<T> at(const char* key, const char* size
     return t;
 }
 
+// The elementwise library APIs by name; `tmp=1` selects the sharedTmpBuffer form.
+template <typename T> static bool run_math(const std::string& op) {
+    const uint32_t n = static_cast<uint32_t>(I("n"));
+    const bool tmp = I("tmp") != 0;
+    auto d = at<T>("od"); auto x = at<T>("o0"); auto y = at<T>("o1");
+    LocalTensor<uint8_t> t = at<uint8_t>("ot", "st");
+    const T sc = T(F("scalar"));
+#define U1(NAME) if (op == #NAME) { if (tmp) NAME(d, x, t, n); else NAME(d, x, n); return true; }
+#define B1(NAME) if (op == #NAME) { if (tmp) NAME(d, x, y, t, n); else NAME(d, x, y, n); return true; }
+    U1(Tanh) U1(Sin) U1(Cos) U1(Tan) U1(Asin) U1(Acos) U1(Atan) U1(Sinh) U1(Cosh) U1(Asinh) U1(Acosh) U1(Atanh)
+    U1(Erf) U1(Erfc) U1(Frac) U1(Sign) U1(Trunc) U1(Floor) U1(Ceil) U1(Round) U1(Lgamma) U1(Digamma) U1(Sigmoid)
+    U1(Gelu) U1(FasterGelu) U1(FasterGeluV2)
+    B1(Fmod) B1(Power) B1(GeGLU) B1(ReGlu)
+#undef U1
+#undef B1
+    if (op == "Log") { Log(d, x, n); return true; }
+    if (op == "Log2") { Log2(d, x, n); return true; }
+    if (op == "Log10") { Log10(d, x, n); return true; }
+    if (op == "ExpHL") { if (tmp) Exp<T, 10>(d, x, t, n); else Exp<T, 10>(d, x, n); return true; }
+    if (op == "Silu") { Silu(d, x, n); return true; }
+    if (op == "Swish") { Swish(d, x, n, sc); return true; }
+    if (op == "SwiGLU") { if (tmp) SwiGLU(d, x, y, static_cast<float>(F("scalar")), t, n); else SwiGLU(d, x, y, static_cast<float>(F("scalar")), n); return true; }
+    if (op == "PowerScalar") { if (tmp) Power(d, x, sc, t, n); else Power(d, x, sc, n); return true; }
+    if (op == "ScalarPower") { if (tmp) Power(d, sc, x, t, n); else Power(d, sc, x, n); return true; }
+    if (op == "ClampMax") { if (tmp) ClampMax(d, x, t, sc, n); else ClampMax(d, x, sc, n); return true; }
+    if (op == "ClampMin") { if (tmp) ClampMin(d, x, t, sc, n); else ClampMin(d, x, sc, n); return true; }
+    return false;
+}
+
+template <typename T> static void run_int() {
+    const std::string op = A["op"];
+    const uint32_t n = static_cast<uint32_t>(I("n"));
+    if (op == "Xor") { Xor(at<T>("od"), at<T>("o0"), at<T>("o1"), n); return; }
+    std::fprintf(stderr, "unknown op %s\n", op.c_str());
+    std::exit(3);
+}
+
 template <typename T> static void run_sort() {
+    if (run_math<T>(A["op"])) return;
     const std::string op = A["op"];
     const int rep = static_cast<int>(I("repeat", 1));
     if (op == "sort32") Sort32(at<T>("od"), at<T>("o0"), at<uint32_t>("o1"), rep);
@@ -123,6 +161,8 @@ int main(int argc, char** argv) {
     if (t == "half") run_sort<half>();
     else if (t == "float") run_sort<float>();
     else if (t == "int32") run_sort<int32_t>();
+    else if (t == "int16") run_int<int16_t>();
+    else if (t == "uint16") run_int<uint16_t>();
     std::memcpy(host.data(), cannsim::ub_at(buf.Get<uint8_t>().addr_), g_bytes);
     std::ofstream fo(A["out"], std::ios::binary);
     fo.write(reinterpret_cast<const char*>(host.data()), static_cast<std::streamsize>(g_bytes));

@@ -165,6 +165,36 @@ static void sort_310p() {
     Ub u;
     Sort32(u.c.Get<half>(), u.a.Get<half>(), u.b.Get<uint32_t>(), 1);  // EXPECT: L4.API_UNKNOWN
 }
+// SCENARIO: math_tmp_small
+static void math_tmp_small() {
+    Ub u;
+    Tanh(u.c.Get<float>(), u.a.Get<float>(), u.t.Get<uint8_t>(256), 1024);  // EXPECT: L2.TMP_BUFFER
+}
+
+// SCENARIO: math_in_place
+static void math_in_place() {
+    Ub u;
+    auto x = u.a.Get<float>();
+    Sigmoid(x, x, u.t.Get<uint8_t>(), 1024);  // EXPECT: L2.OPERAND_OVERLAP
+}
+
+// SCENARIO: math_tmp_overlap
+static void math_tmp_overlap() {
+    Ub u;
+    Erf(u.c.Get<float>(), u.a.Get<float>(), u.a.Get<uint8_t>(), 1024);  // EXPECT: L2.OPERAND_OVERLAP
+}
+
+// SCENARIO: math_dtype
+static void math_dtype() {
+    Ub u;
+    Gelu(u.c.Get<int32_t>(), u.a.Get<int32_t>(), 256);  // EXPECT: L2.DTYPE_UNSUPPORTED
+}
+
+// SCENARIO: math_ub_bounds
+static void math_ub_bounds() {
+    Ub u;
+    Sin(u.c.Get<float>(), u.a.Get<float>(), 8192);  // EXPECT: L2.UB_BOUNDS
+}
 // SCENARIO: end
 
 int main(int argc, char** argv) {
@@ -181,6 +211,7 @@ int main(int argc, char** argv) {
     S(clean_library_calls) S(sort32_repeat) S(sort32_align) S(sort_dtype) S(sort_full_tmp) S(sort_full_tmp_overlap)
     S(mrgsort_valid_bit) S(mrgsort_src_align) S(mrgsort_repeat_conditions) S(topk_k_range) S(topk_inner_not_32)
     S(topk_small_inner) S(topk_tiling_mismatch) S(topk_tmp_small) S(topk_overlap) S(sort_310p)
+    S(math_tmp_small) S(math_in_place) S(math_tmp_overlap) S(math_dtype) S(math_ub_bounds)
 #ifdef HL_RULES_MORE
     HL_RULES_MORE
 #endif

@@ -18,6 +18,7 @@
 #include "cannsim/atomic.h"
 #include "cannsim/sync.h"
 #include "cannsim/sort.h"
+#include "cannsim/hl_math.h"
 
 // Old intrinsic spellings of the sync instructions.
 inline void set_flag(pipe_t src, pipe_t dst, int id, CANNSIM_LOC) {

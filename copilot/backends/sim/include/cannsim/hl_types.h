@@ -82,6 +82,32 @@ inline uint32_t topk_bytes(int32_t inner, int32_t outter, bool isInitIndex, bool
     return static_cast<uint32_t>(b);
 }
 
+// Elementwise library APIs: `nodes` live float intermediates per element. Minimum: one 256-byte
+// repeat per node (the API then loops); maximum: every element at once. The emulator's model.
+struct ElementwiseTmp { const char* api; uint32_t nodes; };
+inline constexpr ElementwiseTmp kElementwiseTmp[] = {
+    {"Tanh", 2}, {"Sin", 3}, {"Cos", 3}, {"Tan", 4}, {"Asin", 4}, {"Acos", 4}, {"Atan", 4}, {"Sinh", 2},
+    {"Cosh", 2}, {"Asinh", 2}, {"Acosh", 2}, {"Atanh", 2}, {"Erf", 3}, {"Erfc", 4}, {"Frac", 1}, {"Sign", 2},
+    {"Trunc", 1}, {"Floor", 1}, {"Ceil", 1}, {"Round", 1}, {"Lgamma", 6}, {"Digamma", 6}, {"Exp", 3},
+    {"Fmod", 2}, {"Xor", 1}, {"Power", 4}, {"ClampMax", 1}, {"ClampMin", 1}, {"Sigmoid", 1}, {"Gelu", 2},
+    {"FasterGelu", 1}, {"FasterGeluV2", 2}, {"GeGLU", 2}, {"ReGlu", 1}, {"SwiGLU", 2}, {"Silu", 0},
+    {"Swish", 0}, {"Log", 0}, {"Log2", 0}, {"Log10", 0},
+};
+inline constexpr uint32_t elementwise_nodes(const char* api) {
+    for (const auto& e : kElementwiseTmp) {
+        const char* a = e.api; const char* b = api;
+        while (*a && *a == *b) { ++a; ++b; }
+        if (*a == 0 && *b == 0) return e.nodes;
+    }
+    return 1;
+}
+inline uint32_t elementwise_min_bytes(const char* api, uint32_t /*typeSize*/) { return elementwise_nodes(api) * 256; }
+inline uint32_t elementwise_max_bytes(const char* api, uint64_t count) {
+    const uint32_t n = elementwise_nodes(api);
+    const uint64_t b = static_cast<uint64_t>(n) * up32(count * 4);
+    return static_cast<uint32_t>(b > n * 256u ? b : n * 256u);
+}
+
 // Sort with isFullSort: one buffer of 8-byte structures for the merge passes.
 inline uint32_t sort_bytes(uint32_t elemCount) { return up32(static_cast<uint64_t>(elemCount) * 8); }
 

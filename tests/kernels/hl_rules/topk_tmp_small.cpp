@@ -1,7 +1,7 @@
 // Rule kernel for L2.TMP_BUFFER: TopK given half the tmpLocal that GetTopKMaxMinTmpSize asks for.
 // A complete top-8 candidate for the fixture task top8_rows (one row per TopK call) that breaks
 // exactly this rule once, on the line marked EXPECT.
-// Run: cannpilot check tests/kernels/rules/topk_tmp_small.cpp --task tests/fixtures/tasks/top8_rows --cases 1
+// Run: cannpilot check tests/kernels/hl_rules/topk_tmp_small.cpp --task tests/fixtures/tasks/top8_rows --cases 1
 #include <cmath>
 #include "kernel_operator.h"
 #include "tiling/platform/platform_ascendc.h"
