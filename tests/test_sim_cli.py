@@ -37,15 +37,15 @@ def test_check_json_for_a_correct_kernel(cli):
     assert "running" in err   # progress goes to stderr
 
 
-def test_check_perf_times_the_largest_cases_without_judging(cli):
+def test_check_perf_times_the_largest_cases_and_judges_their_sampled_blocks(cli):
     code, out, err = cli("check", str(KERNELS / "relu_tail_pad.cpp"), "--task", "relu", "--cases", "perf", "--json")
     assert code == 0, err
     doc = json.loads(out)
     assert len(doc["cases"]) == 3
     for c in doc["cases"]:
-        assert c["passed"] is None and c["mere"] is None
+        assert c["passed"] is True and c["mere"] is None
         assert c["est_us"] >= c["t_hw_us"] > 0 and c["timing"] == "estimate"
-    assert "count-only: first, middle and last blocks" in err
+    assert "first, middle and last blocks on real inputs, judged" in err
 
 
 def test_check_reports_a_rule_with_its_source_line(cli, tmp_path):

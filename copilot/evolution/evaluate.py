@@ -179,12 +179,9 @@ class SimEvaluator:
         the estimate runs the sampled blocks (every block when `full`) on real inputs, and the
         elements they wrote are compared with the oracle. An Evaluation (one case) when that run
         fails or is wrong; None when the cost model cannot time this kernel (correct, unranked)."""
-        from copilot.backends import sim
-        from copilot.backends.sim.integrity import judge_sampled
-        from copilot.costmodel import with_roofline
-        from copilot.costmodel.estimate import build_for_case, case_roofline, estimate_case
-        from copilot.oracle import CaseTooLarge, judge_case
-        from copilot.chips import load_chip
+        from copilot.backends.sim.integrity import timed_case
+        from copilot.costmodel.estimate import build_for_case, estimate_case
+        from copilot.oracle import CaseTooLarge
 
         b, outs, _ = build_for_case(path, task, case, self.chip, builds)
         if not b.ok:
@@ -198,27 +195,18 @@ class SimEvaluator:
             return est.time_us, est.roofline_fraction, {"bottleneck": est.bottleneck, "pipes_us": est.pipes_us,
                                                          "t_hw_us": est.t_hw_us, "timing": "estimate",
                                                          "judged": False}
-        run = sim.run(b, task, case, r.inputs, outputs=r.ref.outputs, chip=self.chip, sample_blocks=not full)
-        errors = [d for d in run.diagnostics if d.is_error]
-        if full:
-            v = judge_case(task, r.ref, run.outputs, inputs=r.inputs, case=case)
-            passed, message, extra_diags = bool(v.passed) and not errors, v.message, []
-        else:
-            passed, message, extra_diags = judge_sampled(task, r.ref, run.outputs, r.inputs, case, run)
-            passed = passed and not errors
-        if not passed:
-            crashed = any(d.id.startswith("RUN.") and d.id != "RUN.INTEGRITY" for d in errors)
-            diags = [d.to_json() for d in run.diagnostics + extra_diags]
-            row = {"id": case.id, "role": "performance", "passed": False, "message": message,
-                   "judged": "full" if full else "sampled blocks"}
-            return Evaluation("crashed" if crashed else "incorrect", cases=[row], diagnostics=diags)
-        est = run.extra.get("estimate")
+        judged = "full" if full else "sampled blocks"
+        t = timed_case(b, task, case, self.chip, r.inputs, r.ref, full=full)
+        if not t.passed:
+            row = {"id": case.id, "role": "performance", "passed": False, "message": t.message, "judged": judged}
+            return Evaluation("crashed" if t.crashed else "incorrect", cases=[row],
+                              diagnostics=[d.to_json() for d in t.diagnostics])
+        est = t.estimate
         if est is None:
             return None
-        est = with_roofline(est, *case_roofline(task, case, outs, load_chip(self.chip)))
         return est.time_us, est.roofline_fraction, {"bottleneck": est.bottleneck, "pipes_us": est.pipes_us,
                                                      "t_hw_us": est.t_hw_us, "timing": "estimate",
-                                                     "judged": "full" if full else "sampled blocks"}
+                                                     "judged": judged}
 
     def confirm(self, task: Task, candidate: Candidate) -> Evaluation:
         """The winner's check before it is reported: every performance case run in full (all

@@ -228,9 +228,12 @@ def check_kernel(kernel_path, task, chip: str = DEFAULT_CHIP, cases: str = "quic
 
 
 def _check_perf(path, task, selected, profile, report, builds, say) -> "CheckReport":
-    """`--cases perf`: time the performance cases in count-only mode (no data moved, no oracle) on
-    the first, middle and last blocks; nothing is judged."""
+    """`--cases perf`: time the performance cases on the first, middle and last blocks with real
+    inputs, and judge the same run on the elements those blocks wrote (a kernel cannot tell a
+    timing run from a judged one). A case too large for the oracle is timed count-only, unjudged."""
+    from copilot.backends.sim.integrity import timed_case
     from copilot.costmodel.estimate import build_for_case, estimate_case
+    from copilot.oracle import CaseTooLarge, make_inputs, reference
 
     for case in selected:
         b, outs, fresh = build_for_case(path, task, case, profile, builds)
@@ -243,12 +246,26 @@ def _check_perf(path, task, selected, profile, report, builds, say) -> "CheckRep
         if not b.ok:
             report.compiled = report.correct = False
             return report
-        say(f"estimating {case.label()} (count-only: first, middle and last blocks, no data moved)")
-        est = estimate_case(b, task, case, profile.name, outs)
-        message = "timed, not judged" if est else "no estimate: the run failed or used an API the cost model cannot time"
-        report.cases.append(CaseResult(case.id, None, None, None, None, message, estimate=est))
+        inputs = make_inputs(task, case, 0)
+        try:
+            ref = reference(task, case, inputs)
+        except CaseTooLarge as e:
+            say(f"estimating {case.label()} (count-only: first, middle and last blocks, no data moved)")
+            est = estimate_case(b, task, case, profile.name, outs)
+            message = f"timed count-only, not judged ({e})" if est else \
+                "no estimate: the run failed or used an API the cost model cannot time"
+            report.cases.append(CaseResult(case.id, None, None, None, None, message, estimate=est))
+            continue
+        say(f"estimating {case.label()} (first, middle and last blocks on real inputs, judged on what they wrote)")
+        t = timed_case(b, task, case, profile.name, inputs, ref)
+        report.diagnostics += t.diagnostics
+        message = t.message if t.estimate or not t.passed else \
+            "no estimate: the run used an API the cost model cannot time"
+        report.cases.append(CaseResult(case.id, t.passed, None, None, None if t.passed else "sampled_blocks",
+                                       message, estimate=t.estimate))
     report.diagnostics = _dedupe(report.diagnostics)
-    report.correct = report.compiled and all(c.estimate is not None for c in report.cases)
+    report.correct = report.compiled and all(c.estimate is not None and c.passed is not False
+                                             for c in report.cases)
     return report
 
 

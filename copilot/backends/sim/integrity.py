@@ -75,3 +75,39 @@ class _SubTask:
 
     def __getattr__(self, name):
         return getattr(self._task, name)
+
+
+@dataclasses.dataclass
+class TimedCase:
+    passed: bool
+    message: str
+    estimate: object | None              # the cost model's Estimate with its roofline, when passed
+    diagnostics: list[Diagnostic]
+    crashed: bool                        # a RUN failure (timeout, crash, memory), not wrong values
+
+
+def timed_case(build, task, case, chip: str, inputs, ref, full: bool = False) -> TimedCase:
+    """Time one case and judge the same run: the sampled blocks (every block when `full`) on real
+    inputs with the cost model on, their written elements compared with the oracle."""
+    from copilot.backends import sim
+    from copilot.chips import load_chip
+    from copilot.costmodel import with_roofline
+    from copilot.costmodel.estimate import case_roofline
+    from copilot.oracle import judge_case
+
+    run = sim.run(build, task, case, inputs, outputs=ref.outputs, chip=chip, sample_blocks=not full)
+    errors = [d for d in run.diagnostics if d.is_error]
+    if full:
+        v = judge_case(task, ref, run.outputs, inputs=inputs, case=case)
+        passed, message, extra = bool(v.passed), v.message, []
+    else:
+        passed, message, extra = judge_sampled(task, ref, run.outputs, inputs, case, run)
+    diags = list(run.diagnostics) + extra
+    if errors or not passed:
+        ids = ", ".join(dict.fromkeys(d.id for d in errors + extra))
+        return TimedCase(False, f"{message}" + (f" (errors: {ids})" if ids else ""), None, diags,
+                         any(d.id.startswith("RUN.") and d.id != "RUN.INTEGRITY" for d in errors))
+    est = run.extra.get("estimate")
+    if est is not None:
+        est = with_roofline(est, *case_roofline(task, case, ref.outputs, load_chip(chip)))
+    return TimedCase(True, message, est, diags, False)

@@ -1,0 +1,308 @@
+"""Red team: one kernel per attack class of issue 24 (tests/redteam/), each refused or detected
+by every layer that should stop it, with its id; none scores better than its honest twin
+(tests/kernels/relu_tail_pad.cpp) and no secret reaches any output.
+
+Layers: the source scan (SEC.SOURCE, `check` and the evaluator), then, with the scan off, the
+compiler's sandbox, the run's sandbox (uid, namespaces, cgroup), the result channel
+(RUN.INTEGRITY) and the parent's reads. Run as root for the uid/namespace layers (as CI does).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shutil
+import stat
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("CANNPILOT_CACHE", str(Path(tempfile.gettempdir()) / f"cannpilot-test-cache-{os.getuid()}"))
+
+from copilot.backends.sim import check_kernel, run  # noqa: E402
+build_module = importlib.import_module("copilot.backends.sim.build")
+from copilot.backends.sim.policy import scan  # noqa: E402
+from copilot.oracle import make_inputs, reference  # noqa: E402
+from copilot.sandbox import Limits, UnsafeFile, read_regular, sandbox_capabilities  # noqa: E402
+from copilot.tasks import load_task  # noqa: E402
+
+pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required"), pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parent.parent
+REDTEAM = REPO / "tests" / "redteam"
+HONEST = REPO / "tests" / "kernels" / "relu_tail_pad.cpp"
+SECRET_PATH = Path("/root/cannpilot-redteam-secret.txt")
+SECRET = "cp-redteam-SECRET-7f3a91"
+CAPS = sandbox_capabilities()
+ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not (ROOT and CAPS["pid_mount_ipc_namespaces"] and CAPS["uid_per_run"]),
+                                reason="the uid and namespace layers need root (as in CI)")
+
+# Attacks the source scan refuses (check and the evaluator share it).
+SCANNED = ["asm_syscall", "cost_reset", "diag_flood", "forged_cost_exit", "include_dev_zero", "include_secret",
+           "paste_internals", "preinit_daemon", "report_injection", "rival_attack", "static_init_fork",
+           "tamper_rundir", "timing_probe"]
+# Attacks written in plain AscendC/C++ that pass it: the later layers stop them.
+UNSCANNED = ["data_probe_skip", "preprocessor_bomb", "raw_pointer", "wrong_when_large"]
+
+
+@pytest.fixture(scope="module")
+def relu():
+    return load_task("relu")
+
+
+@pytest.fixture(scope="module")
+def case(relu):
+    return next(c for c in relu.cases if c.dtypes == ["float32"] and c.max_numel <= 1 << 16)
+
+
+@pytest.fixture()
+def secret():
+    if not ROOT:
+        pytest.skip("the root-only secret needs root")
+    SECRET_PATH.write_text(f'"{SECRET}"\n')
+    os.chmod(SECRET_PATH, 0o600)
+    yield SECRET
+    SECRET_PATH.unlink(missing_ok=True)
+
+
+def _unscanned(name: str, relu, case, limits: Limits | None = None, inputs=None):
+    """Build with the source scan off (the layers behind it) and run one case."""
+    b = build_module.build(REDTEAM / f"{name}.cpp", relu, ["float32", "float32"], source_policy=False)
+    assert b.ok, [d.message for d in b.diagnostics][:3]
+    inputs = inputs or make_inputs(relu, case)
+    ref = reference(relu, case, inputs)
+    return run(b, relu, case, inputs, outputs=ref.outputs, limits=limits or Limits(wall_seconds=30))
+
+
+def _ids(diags) -> set[str]:
+    return {d.id for d in diags}
+
+
+def _everything(r) -> str:
+    return r.stdout + r.extra.get("stderr", "") + json.dumps([d.to_json() for d in r.diagnostics])
+
+
+# ---------------------------------------------------------------- layer 1: the source scan
+
+def test_the_kernel_set_covers_every_attack_file():
+    assert sorted(SCANNED + UNSCANNED) == sorted(p.stem for p in REDTEAM.glob("*.cpp"))
+
+
+@pytest.mark.parametrize("name", SCANNED)
+def test_check_refuses_the_attack_before_compiling(relu, name, secret):
+    report = check_kernel(REDTEAM / f"{name}.cpp", relu, cases="1")
+    assert not report.compiled and not report.correct
+    assert "SEC.SOURCE" in _ids(report.diagnostics), [(d.id, d.message) for d in report.diagnostics]
+    assert SECRET not in json.dumps(report.to_json())
+
+
+@pytest.mark.parametrize("name", UNSCANNED)
+def test_the_plain_cpp_attacks_pass_the_scan(name):
+    assert scan((REDTEAM / f"{name}.cpp").read_text()) == []
+
+
+def test_the_scan_passes_every_honest_kernel_of_the_repository():
+    honest = [p for d in ("tests/kernels", "bench/calibration_kernels", "knowledge/cards")
+              for p in (REPO / d).rglob("*.cpp") if "hostile" not in p.parts]
+    assert len(honest) > 20
+    assert {p.name: [d.message for d in scan(p.read_text())] for p in honest if scan(p.read_text())} == {}
+
+
+def test_the_scan_sees_through_splices_and_names_taken_by_address():
+    assert scan("void f() { cann\\\nsim::count_only(); }")
+    assert scan("auto w = &write;")
+    assert scan("void f() { __libc_write(1, 0, 0); }")
+    assert scan('void f() { c\\u0061nnsim::x(); }')
+    assert not scan("AscendC::TPipe pipe; void f() { pipe.InitBuffer(q, 2, 32); }")
+
+
+# ---------------------------------------------------------------- the compiler's sandbox
+
+@needs_root
+def test_the_compiler_cannot_read_a_root_only_file(relu, secret):
+    b = build_module.build(REDTEAM / "include_secret.cpp", relu, ["float32", "float32"], source_policy=False)
+    assert not b.ok and "CPP.COMPILE" in _ids(b.diagnostics)
+    assert SECRET not in b.raw_output + json.dumps([d.to_json() for d in b.diagnostics])
+
+
+@needs_root
+def test_the_compiler_has_no_dev_zero(relu):
+    t0 = time.perf_counter()
+    b = build_module.build(REDTEAM / "include_dev_zero.cpp", relu, ["float32", "float32"], source_policy=False)
+    assert not b.ok and "CPP.COMPILE" in _ids(b.diagnostics)
+    assert time.perf_counter() - t0 < 60
+
+
+def test_a_preprocessor_bomb_stops_at_the_compilers_limits(relu, monkeypatch):
+    monkeypatch.setattr(build_module, "COMPILE_MEMORY", 1 << 30)
+    monkeypatch.setattr(build_module, "COMPILE_TIMEOUT_S", 60)
+    t0 = time.perf_counter()
+    b = build_module.build(REDTEAM / "preprocessor_bomb.cpp", relu, ["float32", "float32"])
+    assert not b.ok
+    assert time.perf_counter() - t0 < 90
+
+
+@needs_root
+def test_cached_build_products_belong_to_the_parent(relu):
+    b = build_module.build(HONEST, relu, ["float32", "float32"])
+    st = b.artifact.stat()
+    assert st.st_uid == os.geteuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    assert b.artifact.parent.stat().st_uid == os.geteuid()
+
+
+# ---------------------------------------------------------------- the result channel
+
+def test_a_reset_cost_timeline_is_detected(relu, case):
+    honest = _unscanned_honest(relu, case)
+    r = _unscanned("cost_reset", relu, case)
+    assert "RUN.INTEGRITY" in _ids(r.diagnostics) and r.time_us is None and not r.ok
+    assert honest.time_us is not None
+
+
+def _unscanned_honest(relu, case):
+    b = build_module.build(HONEST, relu, ["float32", "float32"])
+    inputs = make_inputs(relu, case)
+    return run(b, relu, case, inputs, outputs=reference(relu, case, inputs).outputs)
+
+
+def test_a_forged_cost_line_and_an_early_exit_are_refused(relu, case):
+    r = _unscanned("forged_cost_exit", relu, case)
+    assert "RUN.INTEGRITY" in _ids(r.diagnostics)
+    assert r.time_us is None and not r.ok
+
+
+def test_output_written_through_raw_pointers_is_refused(relu, case):
+    report = check_kernel(REDTEAM / "raw_pointer.cpp", relu, cases=case.id)
+    assert report.compiled and not report.correct
+    assert "RUN.INTEGRITY" in _ids(report.diagnostics), [(d.id, d.message) for d in report.diagnostics]
+    assert all(c.estimate is None for c in report.cases)
+
+
+def test_reporter_text_is_capped_and_stripped(relu, case):
+    r = _unscanned("report_injection", relu, case)
+    for d in r.diagnostics:
+        assert len(d.message) <= 700 and "\x1b" not in d.message and "\r" not in d.message
+
+
+def test_a_diagnostics_flood_is_read_capped(relu, case):
+    r = _unscanned("diag_flood", relu, case, limits=Limits(wall_seconds=60))
+    assert len(r.diagnostics) <= 210
+
+
+# ---------------------------------------------------------------- the run's sandbox
+
+@needs_root
+def test_tampering_with_the_run_directory_fails_and_leaks_nothing(relu, case, secret):
+    t0 = time.perf_counter()
+    r = _unscanned("tamper_rundir", relu, case)
+    assert time.perf_counter() - t0 < 30
+    assert "tamper: 0 0 0 0" in r.stdout      # the directory is the parent's: no unlink, link or FIFO
+    assert SECRET not in _everything(r)
+    assert r.ok, [(d.id, d.message) for d in r.diagnostics]
+
+
+def test_the_parent_refuses_links_fifos_devices_and_oversized_files(tmp_path):
+    (tmp_path / "fifo").parent.mkdir(exist_ok=True)
+    os.mkfifo(tmp_path / "fifo")
+    os.symlink("/dev/zero", tmp_path / "zero")
+    os.symlink("/etc/hostname", tmp_path / "link")
+    (tmp_path / "big").write_bytes(b"x" * 10)
+    t0 = time.perf_counter()
+    for name in ("fifo", "zero", "link"):
+        with pytest.raises(UnsafeFile):
+            read_regular(tmp_path / name, 1 << 20)
+    with pytest.raises(UnsafeFile):
+        read_regular(Path("/dev/zero"), 1 << 20)
+    with pytest.raises(UnsafeFile):
+        read_regular(tmp_path / "big", 100, exact_size=4)
+    with pytest.raises(UnsafeFile):
+        read_regular(tmp_path / "big", 100, owners={os.getuid() + 1})
+    assert read_regular(tmp_path / "big", 4) == b"xxxx"     # capped
+    assert time.perf_counter() - t0 < 5
+
+
+def _processes_named(name: str) -> list[int]:
+    out = []
+    for e in os.scandir("/proc"):
+        if e.name.isdigit():
+            try:
+                if Path(e.path, "comm").read_text().strip() == name:
+                    out.append(int(e.name))
+            except OSError:
+                pass
+    return out
+
+
+@needs_root
+def test_code_before_the_filter_leaves_nothing_behind(relu, case):
+    r = _unscanned("preinit_daemon", relu, case)
+    assert r.ok, [(d.id, d.message) for d in r.diagnostics]
+    time.sleep(0.2)     # the namespace's processes are reaped by the kernel, not by us
+    assert _processes_named("cp-rt-daemon") == []
+
+
+@needs_root
+def test_a_static_initialiser_fork_and_memory_bomb_is_held(relu, case):
+    t0 = time.perf_counter()
+    r = _unscanned("static_init_fork", relu, case, limits=Limits(wall_seconds=30, memory_bytes=1 << 30))
+    assert time.perf_counter() - t0 < 45
+    assert os.getpid() > 0
+    assert r.block_dim >= 0
+
+
+@needs_root
+def test_a_candidate_cannot_touch_a_concurrent_rival(relu, case):
+    inputs = make_inputs(relu, case)
+    ref = reference(relu, case, inputs)
+    honest_build = build_module.build(HONEST, relu, ["float32", "float32"])
+    results = {}
+
+    def honest():
+        results["honest"] = [run(honest_build, relu, case, inputs, outputs=ref.outputs) for _ in range(3)]
+
+    t = threading.Thread(target=honest)
+    t.start()
+    results["rival"] = [_unscanned("rival_attack", relu, case, inputs=inputs) for _ in range(2)]
+    t.join()
+    assert all(r.ok for r in results["honest"]), [[(d.id, d.message) for d in r.diagnostics] for r in results["honest"]]
+    assert all("rival dirs seen: 0" in r.stdout for r in results["rival"])
+
+
+# ---------------------------------------------------------------- the evaluator
+
+@pytest.fixture(scope="module")
+def evaluator(tmp_path_factory):
+    from copilot.evolution.evaluate import SimEvaluator
+    return SimEvaluator(workdir=tmp_path_factory.mktemp("candidates"))
+
+
+def _candidate(name: str, path: Path):
+    from copilot.events import Candidate
+    return Candidate(id=name, code=path.read_text(), round=1, origin="llm")
+
+
+def test_the_evaluator_scores_the_honest_twin_and_confirms_it_in_full(relu, evaluator):
+    ev = evaluator.evaluate_sync(relu, _candidate("honest", HONEST))
+    assert ev.status == "passed" and ev.time_us
+    perf = [c for c in ev.cases if c.get("role") == "performance"]
+    assert perf and all(c.get("judged") == "sampled blocks" for c in perf)
+    full = evaluator.confirm(relu, _candidate("honest", HONEST))
+    assert full.status == "passed" and full.time_us == pytest.approx(ev.time_us, rel=0.05)
+
+
+@pytest.mark.parametrize("name", ["wrong_when_large", "raw_pointer", "cost_reset"])
+def test_the_evaluator_gives_no_score_to_the_attack(relu, evaluator, name):
+    ev = evaluator.evaluate_sync(relu, _candidate(name, REDTEAM / f"{name}.cpp"))
+    assert ev.status != "passed" and ev.time_us is None, (ev.status, ev.cases[-1:])
+
+
+def test_a_kernel_probing_for_timing_runs_scores_no_better_than_its_twin(relu, evaluator):
+    """Timed runs have real inputs, so the probe finds data and the kernel does the honest work."""
+    honest = evaluator.evaluate_sync(relu, _candidate("honest", HONEST))
+    ev = evaluator.evaluate_sync(relu, _candidate("probe", REDTEAM / "data_probe_skip.cpp"))
+    assert ev.status == "passed" and ev.time_us >= 0.99 * honest.time_us
