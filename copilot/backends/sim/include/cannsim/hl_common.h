@@ -8,17 +8,46 @@
 
 namespace cannsim {
 
-// Element types a library API accepts on A2/A3 (2201), 950 (3510) and 310P (2002).
-struct HlDtypes { uint32_t a2201, a3510, a2002; };
+// Element types each library API (and sort instruction) accepts on A2/A3, 950 and 310P.
+constexpr uint32_t HL_FLOATS = DT_F16 | DT_F32;
+constexpr uint32_t HL_FLOATS_BF16 = DT_F16 | DT_F32 | DT_BF16;
+constexpr uint32_t HL_INT16 = DT_I16 | DT_U16;
+inline const ApiDtypes kHlApiDtypes[] = {
+    {"Sort32", HL_FLOATS, HL_FLOATS, 0}, {"MrgSort", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Concat", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Sort", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Extract", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"TopK", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Tanh", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Sin", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Cos", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Tan", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Asin", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Acos", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Atan", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Sinh", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Cosh", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Asinh", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Acosh", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Atanh", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Erf", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Erfc", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Frac", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Sign", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Trunc", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Floor", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Ceil", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Round", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Lgamma", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Digamma", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Log", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Log2", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Log10", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Exp", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Fmod", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Xor", HL_INT16, HL_INT16, HL_INT16},
+    {"Power", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"ClampMax", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"ClampMin", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Sigmoid", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Silu", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Swish", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"Gelu", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"FasterGelu", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"FasterGeluV2", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"GeGLU", HL_FLOATS, HL_FLOATS_BF16, HL_FLOATS},
+    {"ReGlu", HL_FLOATS_BF16, HL_FLOATS_BF16, HL_FLOATS}, {"SwiGLU", HL_FLOATS_BF16, HL_FLOATS_BF16, HL_FLOATS},
+    {"SoftMax", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"SimpleSoftMax", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"LogSoftMax", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"RmsNorm", HL_FLOATS, HL_FLOATS_BF16, HL_FLOATS},
+    {"LayerNorm", HL_FLOATS, HL_FLOATS_BF16, HL_FLOATS},
+};
 
-namespace hl {
-constexpr uint32_t F = DT_F16 | DT_F32;
-constexpr HlDtypes FLOATS{F, F, F};
-constexpr HlDtypes FLOATS_BF16{F | DT_BF16, F | DT_BF16, F};
-}  // namespace hl
-
-inline void hl_check_dtype(const char* api, uint32_t dtype, const HlDtypes& d, const SrcLoc& loc) {
-    const uint32_t m = arch() == 3510 ? d.a3510 : arch() == 2002 ? d.a2002 : d.a2201;
+// The library's dtype rule at the caller's line (the basic APIs' table is dtype_table.h).
+inline void hl_check_dtype(const char* api, uint32_t dtype, const SrcLoc& loc) {
+    const ApiDtypes* r = nullptr;
+    for (const auto& row : kHlApiDtypes)
+        if (std::strcmp(row.api, api) == 0) { r = &row; break; }
+    if (!r) return;
+    const uint32_t m = api_dtype_mask(*r);
     if (m == 0) {
         report("L4.API_UNKNOWN", Severity::Error, api, loc.line(),
                fmt("%s is not provided on arch %d (%s)", api, arch(), chip().name));

@@ -31,11 +31,11 @@ inline double gelu_tanh(double x) {   // tanh approximation of GELU
 
 // Run f over `count` elements of src (and src1) into dst with the shared checks and cost.
 template <typename T, typename U, typename F>
-inline void hl_elementwise(const char* api, const HlDtypes& dts, const AscendC::LocalTensor<T>& dst,
+inline void hl_elementwise(const char* api, const AscendC::LocalTensor<T>& dst,
                            const AscendC::LocalTensor<U>& src, const AscendC::LocalTensor<U>* src1,
                            const AscendC::LocalTensor<uint8_t>* tmp, int64_t count, std::initializer_list<Step> steps,
                            const SrcLoc& loc, F f) {
-    hl_check_dtype(api, dtype_of<U>(), dts, loc);
+    hl_check_dtype(api, dtype_of<U>(), loc);
     if (count < 0) count = 0;
     const uint64_t n = static_cast<uint64_t>(count);
     const HlSpan d = span("dstTensor", dst, n, true), s = span("srcTensor", src, n);
@@ -65,8 +65,6 @@ inline void hl_elementwise(const char* api, const HlDtypes& dts, const AscendC::
     composite_cost(dtype_of<U>(), n, sizeof(U), reads, nreads, d, steps);
 }
 
-constexpr HlDtypes kInt16Dtypes{DT_I16 | DT_U16, DT_I16 | DT_U16, DT_I16 | DT_U16};
-
 }  // namespace cannsim
 
 namespace AscendC {
@@ -76,7 +74,7 @@ namespace AscendC {
     template <typename T, bool isReuseSource = false>                                                             \
     inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                            \
                      const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, CANNSIM_LOC) {        \
-        cannsim::hl_elementwise(#NAME, cannsim::hl::FLOATS, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr, \
+        cannsim::hl_elementwise(#NAME, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr, \
                                 &sharedTmpBuffer, calCount, STEPS, loc, [](double x, double) { return EXPR; });   \
     }                                                                                                             \
     template <typename T, bool isReuseSource = false>                                                             \
@@ -87,7 +85,7 @@ namespace AscendC {
     template <typename T, bool isReuseSource = false>                                                             \
     inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t calCount,   \
                      CANNSIM_LOC) {                                                                               \
-        cannsim::hl_elementwise(#NAME, cannsim::hl::FLOATS, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr, \
+        cannsim::hl_elementwise(#NAME, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr, \
                                 (const LocalTensor<uint8_t>*)nullptr, calCount, STEPS, loc,                      \
                                 [](double x, double) { return EXPR; });                                          \
     }                                                                                                             \
@@ -101,24 +99,24 @@ namespace AscendC {
     template <typename T, bool isReuseSource = false>                                                             \
     inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                            \
                      const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, CANNSIM_LOC) {        \
-        cannsim::hl_elementwise(#NAME, cannsim::hl::FLOATS, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr, \
+        cannsim::hl_elementwise(#NAME, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr, \
                                 &sharedTmpBuffer, calCount, STEPS, loc, [](double x, double) { return EXPR; });   \
     }                                                                                                             \
     template <typename T, bool isReuseSource = false>                                                             \
     inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t calCount,   \
                      CANNSIM_LOC) {                                                                               \
-        cannsim::hl_elementwise(#NAME, cannsim::hl::FLOATS, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr, \
+        cannsim::hl_elementwise(#NAME, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr, \
                                 (const LocalTensor<uint8_t>*)nullptr, calCount, STEPS, loc,                      \
                                 [](double x, double) { return EXPR; });                                          \
     }
 
 // Binary APIs with the four forms.
-#define CANNSIM_HL_BINARY4(NAME, DTS, STEPS, EXPR)                                                                \
+#define CANNSIM_HL_BINARY4(NAME, STEPS, EXPR)                                                                \
     template <typename T, bool isReuseSource = false>                                                             \
     inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& src0Tensor,                           \
                      const LocalTensor<T>& src1Tensor, const LocalTensor<uint8_t>& sharedTmpBuffer,               \
                      const uint32_t calCount, CANNSIM_LOC) {                                                      \
-        cannsim::hl_elementwise(#NAME, DTS, dstTensor, src0Tensor, &src1Tensor, &sharedTmpBuffer, calCount, STEPS, \
+        cannsim::hl_elementwise(#NAME, dstTensor, src0Tensor, &src1Tensor, &sharedTmpBuffer, calCount, STEPS, \
                                 loc, [](double x, double y) { return EXPR; });                                    \
     }                                                                                                             \
     template <typename T, bool isReuseSource = false>                                                             \
@@ -129,7 +127,7 @@ namespace AscendC {
     template <typename T, bool isReuseSource = false>                                                             \
     inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& src0Tensor,                           \
                      const LocalTensor<T>& src1Tensor, const uint32_t calCount, CANNSIM_LOC) {                    \
-        cannsim::hl_elementwise(#NAME, DTS, dstTensor, src0Tensor, &src1Tensor, (const LocalTensor<uint8_t>*)nullptr, \
+        cannsim::hl_elementwise(#NAME, dstTensor, src0Tensor, &src1Tensor, (const LocalTensor<uint8_t>*)nullptr, \
                                 calCount, STEPS, loc, [](double x, double y) { return EXPR; });                   \
     }                                                                                                             \
     template <typename T, bool isReuseSource = false>                                                             \
@@ -170,7 +168,7 @@ CANNSIM_HL_UNARY2(Digamma, CANNSIM_STEPS({"Muls", 16}, {"Adds", 14}, {"Ln", 1}, 
     template <typename T, bool isReuseSource = false>                                                              \
     inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const uint32_t calCount,    \
                      CANNSIM_LOC) {                                                                                \
-        cannsim::hl_elementwise(#NAME, cannsim::hl::FLOATS, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr,  \
+        cannsim::hl_elementwise(#NAME, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr,  \
                                 (const LocalTensor<uint8_t>*)nullptr, calCount, CANNSIM_STEPS({"Ln", 1}, {"Muls", 1}), \
                                 loc, [](double x, double) { return EXPR; });                                       \
     }                                                                                                              \
@@ -186,32 +184,32 @@ CANNSIM_HL_LOG(Log10, std::log10(x))
 template <typename T, uint8_t taylorExpandLevel, bool isReuseSource = false>
 inline void Exp(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, const LocalTensor<uint8_t>& sharedTmpBuffer,
                 const uint32_t calCount, CANNSIM_LOC) {
-    cannsim::hl_elementwise("Exp", cannsim::hl::FLOATS, dstLocal, srcLocal, (const LocalTensor<T>*)nullptr, &sharedTmpBuffer,
+    cannsim::hl_elementwise("Exp", dstLocal, srcLocal, (const LocalTensor<T>*)nullptr, &sharedTmpBuffer,
                             calCount, CANNSIM_STEPS({"Exp", 1}, {"Muls", double(taylorExpandLevel)},
                                                     {"Adds", double(taylorExpandLevel)}),
                             loc, [](double x, double) { return std::exp(x); });
 }
 template <typename T, uint8_t taylorExpandLevel, bool isReuseSource = false>
 inline void Exp(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, const uint32_t calCount, CANNSIM_LOC) {
-    cannsim::hl_elementwise("Exp", cannsim::hl::FLOATS, dstLocal, srcLocal, (const LocalTensor<T>*)nullptr,
+    cannsim::hl_elementwise("Exp", dstLocal, srcLocal, (const LocalTensor<T>*)nullptr,
                             (const LocalTensor<uint8_t>*)nullptr, calCount,
                             CANNSIM_STEPS({"Exp", 1}, {"Muls", double(taylorExpandLevel)}, {"Adds", double(taylorExpandLevel)}),
                             loc, [](double x, double) { return std::exp(x); });
 }
 
-CANNSIM_HL_BINARY4(Fmod, cannsim::hl::FLOATS, CANNSIM_STEPS({"Div", 1}, {"Cast", 2}, {"Mul", 1}, {"Sub", 1}),
+CANNSIM_HL_BINARY4(Fmod, CANNSIM_STEPS({"Div", 1}, {"Cast", 2}, {"Mul", 1}, {"Sub", 1}),
                    std::fmod(x, y))
-CANNSIM_HL_BINARY4(Xor, cannsim::kInt16Dtypes, CANNSIM_STEPS({"Or", 1}, {"And", 1}, {"Not", 1}, {"And", 1}),
+CANNSIM_HL_BINARY4(Xor, CANNSIM_STEPS({"Or", 1}, {"And", 1}, {"Not", 1}, {"And", 1}),
                    static_cast<double>(static_cast<int64_t>(x) ^ static_cast<int64_t>(y)))
 
 // Power: tensor^tensor, tensor^scalar, scalar^tensor.
-CANNSIM_HL_BINARY4(Power, cannsim::hl::FLOATS, CANNSIM_STEPS({"Ln", 1}, {"Mul", 1}, {"Exp", 1}, {"Select", 2}),
+CANNSIM_HL_BINARY4(Power, CANNSIM_STEPS({"Ln", 1}, {"Mul", 1}, {"Exp", 1}, {"Select", 2}),
                    std::pow(x, y))
 template <typename T, bool isReuseSource = false>
 inline void Power(const LocalTensor<T>& dstTensor, const LocalTensor<T>& src0Tensor, const T& src1Scalar,
                   const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, CANNSIM_LOC) {
     const double e = cannsim::to_d(src1Scalar);
-    cannsim::hl_elementwise("Power", cannsim::hl::FLOATS, dstTensor, src0Tensor, (const LocalTensor<T>*)nullptr,
+    cannsim::hl_elementwise("Power", dstTensor, src0Tensor, (const LocalTensor<T>*)nullptr,
                             &sharedTmpBuffer, calCount, CANNSIM_STEPS({"Ln", 1}, {"Muls", 1}, {"Exp", 1}, {"Select", 2}),
                             loc, [e](double x, double) { return std::pow(x, e); });
 }
@@ -219,7 +217,7 @@ template <typename T, bool isReuseSource = false>
 inline void Power(const LocalTensor<T>& dstTensor, const LocalTensor<T>& src0Tensor, const T& src1Scalar,
                   const uint32_t calCount, CANNSIM_LOC) {
     const double e = cannsim::to_d(src1Scalar);
-    cannsim::hl_elementwise("Power", cannsim::hl::FLOATS, dstTensor, src0Tensor, (const LocalTensor<T>*)nullptr,
+    cannsim::hl_elementwise("Power", dstTensor, src0Tensor, (const LocalTensor<T>*)nullptr,
                             (const LocalTensor<uint8_t>*)nullptr, calCount,
                             CANNSIM_STEPS({"Ln", 1}, {"Muls", 1}, {"Exp", 1}, {"Select", 2}), loc,
                             [e](double x, double) { return std::pow(x, e); });
@@ -237,7 +235,7 @@ template <typename T, bool isReuseSource = false>
 inline void Power(const LocalTensor<T>& dstTensor, const T& src0Scalar, const LocalTensor<T>& src1Tensor,
                   const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, CANNSIM_LOC) {
     const double b = cannsim::to_d(src0Scalar);
-    cannsim::hl_elementwise("Power", cannsim::hl::FLOATS, dstTensor, src1Tensor, (const LocalTensor<T>*)nullptr,
+    cannsim::hl_elementwise("Power", dstTensor, src1Tensor, (const LocalTensor<T>*)nullptr,
                             &sharedTmpBuffer, calCount, CANNSIM_STEPS({"Ln", 1}, {"Muls", 1}, {"Exp", 1}, {"Select", 2}),
                             loc, [b](double x, double) { return std::pow(b, x); });
 }
@@ -245,7 +243,7 @@ template <typename T, bool isReuseSource = false>
 inline void Power(const LocalTensor<T>& dstTensor, const T& src0Scalar, const LocalTensor<T>& src1Tensor,
                   const uint32_t calCount, CANNSIM_LOC) {
     const double b = cannsim::to_d(src0Scalar);
-    cannsim::hl_elementwise("Power", cannsim::hl::FLOATS, dstTensor, src1Tensor, (const LocalTensor<T>*)nullptr,
+    cannsim::hl_elementwise("Power", dstTensor, src1Tensor, (const LocalTensor<T>*)nullptr,
                             (const LocalTensor<uint8_t>*)nullptr, calCount,
                             CANNSIM_STEPS({"Ln", 1}, {"Muls", 1}, {"Exp", 1}, {"Select", 2}), loc,
                             [b](double x, double) { return std::pow(b, x); });
@@ -258,7 +256,7 @@ inline void Power(const LocalTensor<T>& dstTensor, const T& src0Scalar, const Lo
                      const LocalTensor<uint8_t>& sharedTmpBuffer, const T scalar, const uint32_t calCount,         \
                      CANNSIM_LOC) {                                                                                \
         const double c = cannsim::to_d(scalar);                                                                    \
-        cannsim::hl_elementwise(#NAME, cannsim::hl::FLOATS, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr,  \
+        cannsim::hl_elementwise(#NAME, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr,  \
                                 &sharedTmpBuffer, calCount, CANNSIM_STEPS({"Compares", 1}, {"Select", 1}), loc,    \
                                 [c](double x, double) { return EXPR; });                                           \
     }                                                                                                              \
@@ -266,7 +264,7 @@ inline void Power(const LocalTensor<T>& dstTensor, const T& src0Scalar, const Lo
     inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const T scalar,             \
                      const uint32_t calCount, CANNSIM_LOC) {                                                       \
         const double c = cannsim::to_d(scalar);                                                                    \
-        cannsim::hl_elementwise(#NAME, cannsim::hl::FLOATS, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr,  \
+        cannsim::hl_elementwise(#NAME, dstTensor, srcTensor, (const LocalTensor<T>*)nullptr,  \
                                 (const LocalTensor<uint8_t>*)nullptr, calCount,                                    \
                                 CANNSIM_STEPS({"Compares", 1}, {"Select", 1}), loc,                                \
                                 [c](double x, double) { return EXPR; });                                           \
@@ -279,7 +277,7 @@ CANNSIM_HL_UNARY4(Sigmoid, CANNSIM_STEPS({"Muls", 1}, {"Exp", 1}, {"Adds", 1}, {
 
 template <typename T, bool isReuseSource = false>
 inline void Silu(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, uint32_t dataSize, CANNSIM_LOC) {
-    cannsim::hl_elementwise("Silu", cannsim::hl::FLOATS, dstLocal, srcLocal, (const LocalTensor<T>*)nullptr,
+    cannsim::hl_elementwise("Silu", dstLocal, srcLocal, (const LocalTensor<T>*)nullptr,
                             (const LocalTensor<uint8_t>*)nullptr, dataSize,
                             CANNSIM_STEPS({"Muls", 1}, {"Exp", 1}, {"Adds", 1}, {"Div", 1}), loc,
                             [](double x, double) { return x / (1.0 + std::exp(-x)); });
@@ -288,7 +286,7 @@ template <typename T, bool isReuseSource = false>
 inline void Swish(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, uint32_t dataSize, const T scalarValue,
                   CANNSIM_LOC) {
     const double beta = cannsim::to_d(scalarValue);
-    cannsim::hl_elementwise("Swish", cannsim::hl::FLOATS, dstLocal, srcLocal, (const LocalTensor<T>*)nullptr,
+    cannsim::hl_elementwise("Swish", dstLocal, srcLocal, (const LocalTensor<T>*)nullptr,
                             (const LocalTensor<uint8_t>*)nullptr, dataSize,
                             CANNSIM_STEPS({"Muls", 1}, {"Exp", 1}, {"Adds", 1}, {"Div", 1}), loc,
                             [beta](double x, double) { return x / (1.0 + std::exp(-beta * x)); });
@@ -300,13 +298,13 @@ inline void Swish(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal
     template <typename T, bool highPrecision = false, bool highPerformance = false>                                \
     inline void NAME(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal,                               \
                      const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t dataSize, CANNSIM_LOC) {          \
-        cannsim::hl_elementwise(#NAME, cannsim::hl::FLOATS, dstLocal, srcLocal, (const LocalTensor<T>*)nullptr,    \
+        cannsim::hl_elementwise(#NAME, dstLocal, srcLocal, (const LocalTensor<T>*)nullptr,    \
                                 &sharedTmpBuffer, dataSize, STEPS, loc, [](double x, double) { return EXPR; });    \
     }                                                                                                              \
     template <typename T, bool highPrecision = false, bool highPerformance = false>                                \
     inline void NAME(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, const uint32_t dataSize,      \
                      CANNSIM_LOC) {                                                                                \
-        cannsim::hl_elementwise(#NAME, cannsim::hl::FLOATS, dstLocal, srcLocal, (const LocalTensor<T>*)nullptr,    \
+        cannsim::hl_elementwise(#NAME, dstLocal, srcLocal, (const LocalTensor<T>*)nullptr,    \
                                 (const LocalTensor<uint8_t>*)nullptr, dataSize, STEPS, loc,                        \
                                 [](double x, double) { return EXPR; });                                            \
     }
@@ -317,27 +315,27 @@ CANNSIM_HL_GELU(FasterGeluV2, CANNSIM_STEPS({"Muls", 1}, {"Exp", 1}, {"Adds", 1}
                 x / (1.0 + std::exp(-1.702 * x)))
 
 // GLU variants: act(src0) * src1 (UNVERIFIED operand order: the reference's formulas are images).
-CANNSIM_HL_BINARY4(GeGLU, cannsim::hl::FLOATS, CANNSIM_STEPS({"Mul", 3}, {"Muls", 2}, {"Adds", 1}, {"Exp", 1}, {"Div", 1}),
+CANNSIM_HL_BINARY4(GeGLU, CANNSIM_STEPS({"Mul", 3}, {"Muls", 2}, {"Adds", 1}, {"Exp", 1}, {"Div", 1}),
                    cannsim::gelu_tanh(x) * y)
 
 template <typename T, bool isReuseSource = false>
 inline void ReGlu(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor0, const LocalTensor<T>& srcTensor1,
                   const LocalTensor<uint8_t>& sharedTmpBuffer, const uint32_t calCount, CANNSIM_LOC) {
-    cannsim::hl_elementwise("ReGlu", cannsim::hl::FLOATS_BF16, dstTensor, srcTensor0, &srcTensor1, &sharedTmpBuffer,
+    cannsim::hl_elementwise("ReGlu", dstTensor, srcTensor0, &srcTensor1, &sharedTmpBuffer,
                             calCount, CANNSIM_STEPS({"Relu", 1}, {"Mul", 1}), loc,
                             [](double x, double y) { return (x > 0 ? x : (std::isnan(x) ? x : 0.0)) * y; });
 }
 template <typename T, bool isReuseSource = false>
 inline void ReGlu(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor0, const LocalTensor<T>& srcTensor1,
                   const uint32_t calCount, CANNSIM_LOC) {
-    cannsim::hl_elementwise("ReGlu", cannsim::hl::FLOATS_BF16, dstTensor, srcTensor0, &srcTensor1,
+    cannsim::hl_elementwise("ReGlu", dstTensor, srcTensor0, &srcTensor1,
                             (const LocalTensor<uint8_t>*)nullptr, calCount, CANNSIM_STEPS({"Relu", 1}, {"Mul", 1}), loc,
                             [](double x, double y) { return (x > 0 ? x : (std::isnan(x) ? x : 0.0)) * y; });
 }
 
 #define CANNSIM_SWIGLU_BODY(TMP, COUNT)                                                                             \
     const double beta = scalarValue;                                                                               \
-    cannsim::hl_elementwise("SwiGLU", cannsim::hl::FLOATS_BF16, dstTensor, srcTensor0, &srcTensor1, TMP, COUNT,    \
+    cannsim::hl_elementwise("SwiGLU", dstTensor, srcTensor0, &srcTensor1, TMP, COUNT,    \
                             CANNSIM_STEPS({"Muls", 1}, {"Exp", 1}, {"Adds", 1}, {"Div", 1}, {"Mul", 1}), loc,      \
                             [beta](double x, double y) { return x / (1.0 + std::exp(-beta * x)) * y; });
 template <typename T, bool isReuseSource = false>

@@ -15,8 +15,6 @@
 
 namespace cannsim {
 
-constexpr HlDtypes kSortDtypes{hl::F, hl::F, 0};
-
 struct SortItem {
     uint8_t raw[8];
     float score;
@@ -113,7 +111,7 @@ template <typename T>
 inline void mrg_sort(const char* api, const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>* srcs,
                      const uint16_t lengths[4], uint16_t validBit, bool exhaust, int64_t repeat, uint32_t* sortedNum,
                      uint32_t src_align, const SrcLoc& loc) {
-    hl_check_dtype(api, dtype_of<T>(), kSortDtypes, loc);
+    hl_check_dtype(api, dtype_of<T>(), loc);
     if (!sort_supported(api, loc)) return;
     const int nq = valid_queues(api, validBit, loc);
     uint32_t len[4] = {0, 0, 0, 0}, total = 0;
@@ -224,7 +222,7 @@ struct MrgSort4Info {
 template <typename T>
 inline void Sort32(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<uint32_t>& src1,
                    const int32_t repeatTime, CANNSIM_LOC) {
-    cannsim::hl_check_dtype("Sort32", cannsim::dtype_of<T>(), cannsim::kSortDtypes, loc);
+    cannsim::hl_check_dtype("Sort32", cannsim::dtype_of<T>(), loc);
     if (!cannsim::sort_supported("Sort32", loc)) return;
     const int reps = cannsim::sort_repeat("Sort32", repeatTime, 0, loc);
     const uint64_t n = uint64_t(reps) * 32;
@@ -252,7 +250,7 @@ inline void GetMrgSortResult(uint16_t& l1, uint16_t& l2, uint16_t& l3, uint16_t&
 template <typename T>
 inline void Concat(LocalTensor<T>& concat, const LocalTensor<T>& src, const LocalTensor<T>& tmp, const int32_t repeatTime,
                    CANNSIM_LOC) {
-    cannsim::hl_check_dtype("Concat", cannsim::dtype_of<T>(), cannsim::kSortDtypes, loc);
+    cannsim::hl_check_dtype("Concat", cannsim::dtype_of<T>(), loc);
     if (!cannsim::sort_supported("Concat", loc)) return;
     (void)tmp;
     const int reps = cannsim::sort_repeat("Concat", repeatTime, 0, loc);
@@ -266,7 +264,7 @@ inline void Concat(LocalTensor<T>& concat, const LocalTensor<T>& src, const Loca
 template <typename T, bool isFullSort = false>
 inline void Sort(const LocalTensor<T>& dst, const LocalTensor<T>& concat, const LocalTensor<uint32_t>& index,
                  LocalTensor<T>& tmp, const int32_t repeatTime, CANNSIM_LOC) {
-    cannsim::hl_check_dtype("Sort", cannsim::dtype_of<T>(), cannsim::kSortDtypes, loc);
+    cannsim::hl_check_dtype("Sort", cannsim::dtype_of<T>(), loc);
     if (!cannsim::sort_supported("Sort", loc)) return;
     const int reps = cannsim::sort_repeat("Sort", repeatTime, 0, loc);
     const uint64_t n = uint64_t(reps) * 32;
@@ -288,7 +286,7 @@ inline void Sort(const LocalTensor<T>& dst, const LocalTensor<T>& concat, const 
 template <typename T>
 inline void Extract(const LocalTensor<T>& dstValue, const LocalTensor<uint32_t>& dstIndex, const LocalTensor<T>& sorted,
                     const int32_t repeatTime, CANNSIM_LOC) {
-    cannsim::hl_check_dtype("Extract", cannsim::dtype_of<T>(), cannsim::kSortDtypes, loc);
+    cannsim::hl_check_dtype("Extract", cannsim::dtype_of<T>(), loc);
     if (!cannsim::sort_supported("Extract", loc)) return;
     const int reps = cannsim::sort_repeat("Extract", repeatTime, 0, loc);
     const uint64_t n = uint64_t(reps) * 32;
@@ -331,7 +329,7 @@ inline void run(const char* api, const LocalTensor<T>& dstValue, const LocalTens
                 const LocalTensor<uint8_t>* tmp, int32_t k, const TopkTiling& tiling, const TopKInfo& info,
                 bool isLargest, const cannsim::SrcLoc& loc) {
     using namespace cannsim;
-    hl_check_dtype(api, dtype_of<T>(), kSortDtypes, loc);
+    hl_check_dtype(api, dtype_of<T>(), loc);
     if (!sort_supported(api, loc)) return;
     const bool small = topkMode == TopKMode::TOPK_NSMALL;
     const int32_t outter = info.outter, inner = info.inner, n = info.n;
