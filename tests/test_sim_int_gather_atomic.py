@@ -449,7 +449,8 @@ def test_registry_statuses_follow_the_headers():
     assert {a["family"] for a in doc["apis"]} <= set(VECTOR_FAMILIES)
     by = {(a["family"], a["name"]): a for a in doc["apis"]}
     for name in ("And", "Or", "Not", "ShiftLeft", "ShiftRight", "Gather", "Gatherb", "GatherMask", "Brcb",
-                 "CreateVecIndex", "Add", "Cast", "Duplicate", "Select"):
+                 "CreateVecIndex", "Add", "Cast", "Duplicate", "Select", "AddRelu", "SubRelu", "FusedMulAdd",
+                 "MulAddDst", "Axpy"):
         assert by[("memory vector compute", name)]["status"] == "emulated", name
     for fam, name in (("atomics", "SetAtomicAdd"), ("atomics", "SetAtomicMax"), ("atomics", "SetAtomicMin"),
                       ("synchronisation", "SyncAll"), ("index", "Arange"), ("data movement", "DataCopyPad")):
@@ -458,8 +459,9 @@ def test_registry_statuses_follow_the_headers():
     assert set(gather["forms"]) == {"count", "mask-bit", "mask-continuous"}
     assert "int32_t" in gather["dtypes"]["A2"] and "int64_t" in gather["dtypes"]["950"]
     assert "int64_t" not in gather["dtypes"]["A2"]
-    # a stub that reports L4.API_UNKNOWN is 'declared', not emulated
-    assert by[("memory vector compute", "Axpy")]["status"] in ("declared", "emulated")
+    for fam, name in (("scalar", "GetBitCount"), ("scalar", "CountLeadingZero"), ("scalar", "GetSFFValue"),
+                      ("scalar", "CountBitsCntSameAsSignBit")):
+        assert by[(fam, name)]["status"] == "emulated", name
     counts = doc["families"]["A2"]["memory vector compute"]
     assert counts["supported"] == counts["emulated"] + counts["declared"] + counts["missing"]
 
@@ -509,9 +511,59 @@ def test_every_new_api_is_costed_on_its_pipe(rules_bin: Path):
     assert r.returncode == 0, r.stderr
     counters = {c["api"]: c for c in json.loads(r.stdout.strip().splitlines()[-1])["counters"]}
     for api, elements in (("And", 512), ("Or", 512), ("Not", 512), ("ShiftLeft", 512), ("ShiftRight", 512),
-                          ("Gather", 256), ("GatherMask", 64), ("Brcb", 64), ("CreateVecIndex", 256), ("Arange", 256)):
+                          ("Gather", 256), ("GatherMask", 64), ("Brcb", 64), ("CreateVecIndex", 256), ("Arange", 256), ("AddRelu", 64), ("FusedMulAdd", 64),
+                          ("MulAddDst", 64), ("Axpy", 64)):
         assert counters[api]["pipe"] == "V" and counters[api]["elements"] == elements, api
         assert api in API_WEIGHTS, api
     for api in ("SetAtomicAdd", "SetAtomicMax", "SetAtomicMin", "SetAtomicNone", "SyncAll"):
         assert counters[api]["pipe"] == "S" and counters[api]["calls"] == 1, api
     assert counters["DataCopy"]["pipe"] == "MTE3" and counters["DataCopy"]["calls"] == 3
+
+
+# ---------------------------------------------------------------- compound ops and scalar bit functions
+
+@needs_gxx
+@pytest.mark.parametrize("dtype", ["float", "half"])
+def test_compound_ops_against_numpy(run: Run, dtype: str):
+    dt = np.float32 if dtype == "float" else np.float16
+    rng = np.random.default_rng(12)
+    a, b, d0 = (rng.uniform(-4, 4, 256).astype(dt) for _ in range(3))
+    a[:4] = [np.nan, np.inf, -np.inf, 0]
+    f = lambda v: v.astype(np.float32)  # noqa: E731 - computed in float, rounded once
+    relu = lambda v: np.where(np.isnan(v), v, np.maximum(v, 0))  # noqa: E731
+    cases = {"fma": f(a) * f(d0) + f(b), "muladddst": f(a) * f(b) + f(d0), "axpy": f(a) * np.float32(1.5) + f(d0),
+             "addrelu": relu(f(a) + f(b)), "subrelu": relu(f(a) - f(b))}
+    for op, want in cases.items():
+        with np.errstate(invalid="ignore"):
+            got = run(op, dtype, d0.copy(), a, b, n=256, scalar=1.5)
+            want = want.astype(dt)
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=op)
+        np.testing.assert_array_equal(got[~np.isnan(got)], want[~np.isnan(want)], err_msg=op)
+
+
+@needs_gxx
+def test_add_relu_int16_and_sub_relu_mask_form(run: Run):
+    a, b = edges(np.int16, 256, 13), edges(np.int16, 256, 14)
+    with np.errstate(over="ignore"):
+        want = np.maximum((a.astype(np.int64) + b).astype(np.int16), 0)
+    np.testing.assert_array_equal(run("addrelu", "int16", np.zeros(256, np.int16), a, b, n=256), want)
+    x, y = np.linspace(-3, 3, 128).astype(np.float16), np.full(128, 0.5, np.float16)
+    init = np.full(128, 9, np.float16)
+    got = run("subrelu", "half", init, x, y, mask=10, repeat=1)
+    np.testing.assert_array_equal(got[:10], np.maximum(x[:10].astype(np.float32) - 0.5, 0).astype(np.float16))
+    np.testing.assert_array_equal(got[10:], init[10:])
+
+
+@needs_gxx
+@pytest.mark.parametrize("value", [0, 1, 0x10, 0x00F0000000000010, 0xFFFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFF0,
+                                   0x8000000000000000, 0x7FFFFFFFFFFFFFFF])
+def test_scalar_bit_functions(run: Run, value: int):
+    run("bits", "int32", np.zeros(8, np.int32), np.zeros(8, np.int32), value=hex(value))
+    got = dict(kv.split("=") for kv in run.stdout.split())
+    ones = bin(value).count("1")
+    signed = value - (1 << 64) if value >> 63 else value
+    sign = -1 if signed in (0, -1) else next(i for i in range(1, 64) if ((value >> (63 - i)) & 1) != (value >> 63)) - 1
+    lowest = lambda bit: next((i for i in range(64) if (value >> i) & 1 == bit), -1)  # noqa: E731
+    assert {k: int(v) for k, v in got.items()} == {
+        "ones": ones, "zeros": 64 - ones, "clz": 64 - value.bit_length(), "sign": sign,
+        "sff1": lowest(1), "sff0": lowest(0)}

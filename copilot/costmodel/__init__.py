@@ -40,7 +40,7 @@ API_WEIGHTS: dict[str, float] = {
     # reads one element per lane from an arbitrary UB address, taken as two passes
     "And": 1.0, "Or": 1.0, "ShiftLeft": 1.0, "ShiftRight": 1.0, "Ands": 1.0, "Ors": 1.0, "Subs": 1.0,
     "Divs": 4.0, "Gather": 2.0, "Gatherb": 1.0, "GatherMask": 1.0, "Brcb": 1.0, "CreateVecIndex": 1.0,
-    "Arange": 1.0,
+    "Arange": 1.0, "AddRelu": 1.0, "SubRelu": 1.0, "FusedMulAdd": 1.0, "MulAddDst": 1.0, "Axpy": 1.0,
 }
 
 

@@ -81,6 +81,24 @@ static void run() {
         else if (op == "abs") Relu(o, x, n);
         else if (op == "dup") masked ? Duplicate(o, s, mask, rep, 1, 8) : Duplicate(o, s, n);
     }
+    if constexpr (!std::is_integral_v<T>) {
+        LocalTensor<T> y = ub<T>(pipe, b1, h1);
+        if (op == "fma") FusedMulAdd(o, x, y, n);
+        else if (op == "muladddst") MulAddDst(o, x, y, n);
+        else if (op == "axpy") Axpy(o, x, static_cast<T>(F("scalar")), n);
+        else if (op == "addrelu") AddRelu(o, x, y, n);
+        else if (op == "subrelu") masked ? SubRelu(o, x, y, mask, rep, bp) : SubRelu(o, x, y, n);
+    } else if (op == "addrelu") {
+        LocalTensor<T> y = ub<T>(pipe, b1, h1);
+        AddRelu(o, x, y, n);
+    }
+    if (op == "bits") {
+        const uint64_t v = static_cast<uint64_t>(std::stoull(A["value"], nullptr, 0));
+        std::printf("ones=%lld zeros=%lld clz=%lld sign=%lld sff1=%lld sff0=%lld\n", (long long)GetBitCount<1>(v),
+                    (long long)GetBitCount<0>(v), (long long)CountLeadingZero(v),
+                    (long long)CountBitsCntSameAsSignBit(static_cast<int64_t>(v)), (long long)GetSFFValue<1>(v),
+                    (long long)GetSFFValue<0>(v));
+    }
     if (op == "relu") Relu(o, x, n);
     else if (op == "brcb") Brcb(o, x, static_cast<uint8_t>(rep), BrcbRepeatParams(I("blk", 1), I("rep", 8)));
     else if (op == "vecindex") {

@@ -27,6 +27,7 @@ static void clean_int_gather() {
     Brcb(g, f, 1, BrcbRepeatParams(1, 8));
     CreateVecIndex(offs.ReinterpretCast<int32_t>(), 0, 256);
     Arange(g, 0.0f, 1.0f, 256);
+    AddRelu(g, f, f, 64); FusedMulAdd(g, f, f, 64); MulAddDst(g, f, f, 64); Axpy(g, f, 2.0f, 64);
     SetAtomicAdd<float>();
     GlobalTensor<float> gm;
     gm.SetGlobalBuffer(g_float, 4096);
@@ -63,6 +64,8 @@ static void int_dtype() {
     Compare(mask, x, x, CMPMODE::LT, 64);  // EXPECT: L2.DTYPE_UNSUPPORTED
     LocalTensor<float> f = a.Get<float>();
     Brcb(f.ReinterpretCast<int8_t>(), f.ReinterpretCast<int8_t>(), 1, BrcbRepeatParams(1, 8));  // EXPECT: L2.DTYPE_UNSUPPORTED
+    LocalTensor<int16_t> s16 = a.Get<int16_t>();
+    FusedMulAdd(s16, s16, s16, 128);  // EXPECT: L2.DTYPE_UNSUPPORTED
 }
 
 // SCENARIO: int_3510

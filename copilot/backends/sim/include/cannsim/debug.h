@@ -62,11 +62,6 @@ inline int64_t GetSystemCycle() { return 0; }
     inline void NAME(cannsim::UnknownCallSite site, Rest&&...) { cannsim::unknown_api(#NAME, site.line); }
 
 CANNSIM_UNKNOWN_API(Neg)
-CANNSIM_UNKNOWN_API(Axpy)
-CANNSIM_UNKNOWN_API(AddRelu)
-CANNSIM_UNKNOWN_API(SubRelu)
-CANNSIM_UNKNOWN_API(MulAddDst)
-CANNSIM_UNKNOWN_API(FusedMulAdd)
 CANNSIM_UNKNOWN_API(Scatter)
 CANNSIM_UNKNOWN_API(Transpose)
 CANNSIM_UNKNOWN_API(PairReduceSum)

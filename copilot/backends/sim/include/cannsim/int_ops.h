@@ -9,6 +9,7 @@
 // negative value shifted right).
 #pragma once
 #include "vec_ops.h"
+#include "compound.h"
 
 namespace cannsim {
 
