@@ -1,7 +1,7 @@
 """The cost of the evaluator's integrity layers (issue 24) on honest kernels, as a before/after
 ratio measured in one run.
 
-Usage: python bench/security_overhead.py BEFORE_TREE AFTER_TREE [--evaluator N] [--repeat R]
+Usage: python bench/security_overhead.py BEFORE_TREE AFTER_TREE [--evaluator N] [--repeat R] [--kernels K]
 
 BEFORE_TREE and AFTER_TREE are checkouts (e.g. `git worktree add /tmp/before <commit>`). For
 each acceptance kernel of tests/test_sim_kernels.py, `check --cases quick` (build warm, cached)
@@ -63,9 +63,10 @@ def main() -> int:
     ap.add_argument("after", type=Path)
     ap.add_argument("--evaluator", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--kernels", type=int, default=len(KERNELS), help="the first N kernels only")
     a = ap.parse_args()
     rows = []
-    for i, (k, task) in enumerate(KERNELS.items()):
+    for i, (k, task) in enumerate(list(KERNELS.items())[:a.kernels]):
         kinds = [("check", CHECK)] + ([("evaluate", EVALUATE)] if i < a.evaluator else [])
         for kind, tmpl in kinds:
             times = {"before": [], "after": []}
