@@ -181,14 +181,6 @@ class SessionFinished(Event):
     reason: str = ""
 
 
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls for cls in (SessionStarted, RoundStarted, KnowledgeSliceUsed, LLMCall,
-                              CandidateProposed, CandidateEvaluationStarted, CandidateBuilt,
-                              CandidateEvaluated, RoundFinished,
-                              DecisionNeeded, DecisionMade, SessionFinished)
-}
-
-
 class EventSink(Protocol):
     def emit(self, event: Event) -> None: ...
 

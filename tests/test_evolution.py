@@ -179,10 +179,17 @@ async def test_veto_removes_a_candidate_and_rejects_its_strategy(task):
     e = engine(task, policy=policy, rounds=2, variants=4)
     await e.run()
     r2 = [q for q in e.agent.requests if q.round == 2]
+    assert len(r2) == 4 and any(q.inspirations for q in r2)         # the checks below are not vacuous
+    assert e.population.get("r1-c4").vetoed
     assert all(q.parent.id != "r1-c4" for q in r2)
     assert all(q.rejected_strategies == ["L3.s4"] for q in r2)
     assert all(q.strategy.id != "L3.s4" for q in r2)
     assert all(i.candidate_id != "r1-c4" for q in r2 for i in q.inspirations)
+    # without the veto, the best of round 1 is a parent or an inspiration of round 2
+    control = engine(task, rounds=2, variants=4)
+    await control.run()
+    c2 = [q for q in control.agent.requests if q.round == 2]
+    assert any(q.parent.id == "r1-c4" or any(i.candidate_id == "r1-c4" for i in q.inspirations) for q in c2)
 
 
 async def test_edit_enters_a_human_candidate_evaluated_like_any_other(task):
@@ -201,8 +208,11 @@ async def test_steer_text_reaches_the_next_round(task):
     policy = ScriptedPolicy(RoundDecision(steer="keep rows whole; try 3 buffers"))
     e = engine(task, policy=policy, rounds=2)
     await e.run()
-    assert all(q.steer == "" for q in e.agent.requests if q.round == 1)
-    assert all(q.steer == "keep rows whole; try 3 buffers" for q in e.agent.requests if q.round == 2)
+    r1 = [q for q in e.agent.requests if q.round == 1]
+    r2 = [q for q in e.agent.requests if q.round == 2]
+    assert len(r1) == len(r2) == 4
+    assert [q.steer for q in r1] == [""] * 4
+    assert [q.steer for q in r2] == ["keep rows whole; try 3 buffers"] * 4
 
 
 async def test_stop_ends_the_session_after_the_round(task):

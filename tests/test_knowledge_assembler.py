@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from copilot.tasks import load_task
 from knowledge import assemble
 from knowledge.tokens import count_tokens, tokenizer_name
 
@@ -13,8 +14,7 @@ FIVE = {"sigmoid": "elementwise", "reduce_sum": "reduction", "rms_norm": "normal
 
 
 def _task(name):
-    tasks = pytest.importorskip("copilot.tasks")
-    return tasks.load_task(name)
+    return load_task(name)
 
 
 @pytest.mark.parametrize("name", sorted(FIVE))

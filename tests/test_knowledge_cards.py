@@ -100,7 +100,6 @@ def _emulator_text() -> str:
                      if p.is_file() and p.suffix in (".h", ".hpp", ".cpp"))
 
 
-@pytest.mark.skipif(not (SIM_INCLUDE / "kernel_operator.h").exists(), reason="emulator headers not present")
 def test_every_l4_api_is_implemented_by_the_emulator():
     text = _emulator_text()
     missing = {}
@@ -195,7 +194,6 @@ def test_knowledge_imports_no_ui_library_and_no_litellm():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-@pytest.mark.skipif(not SIM_INCLUDE.exists(), reason="emulator not present")
 def test_every_id_the_emulator_reports_has_a_card():
     sim = REPO / "copilot" / "backends" / "sim"
     text = "\n".join(p.read_text(errors="replace") for p in sim.rglob("*")

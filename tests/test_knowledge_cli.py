@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-import pytest
 
 from copilot.commands import knowledge as cmd
 
@@ -54,7 +53,6 @@ def test_slice_json_contract(capsys):
 
 
 def test_slice_on_a_builtin_task_and_repair_with_diag(capsys):
-    pytest.importorskip("copilot.tasks")
     code, out, _ = _run(capsys, "slice", "--task", "rms_norm", "--phase", "repair", "--diag", "L2.UB_CAPACITY",
                         "--json")
     ids = [c["id"] for c in json.loads(out)["cards"]]

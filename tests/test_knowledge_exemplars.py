@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from knowledge.cards import load_cards
@@ -12,12 +14,10 @@ EXTRA_CASES = {"add": "quick,2"}   # case 2 keeps the shared [768] row in UB
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required")
 @pytest.mark.parametrize("card", EXEMPLARS, ids=[c.id for c in EXEMPLARS])
 def test_exemplar_passes_in_the_sim(card):
-    try:
-        from copilot.backends.sim import check_kernel
-    except ImportError as exc:
-        pytest.skip(f"copilot.backends.sim is not importable yet: {exc}")
+    from copilot.backends.sim import check_kernel
     from copilot.tasks import load_task
 
     task = load_task(card.task)

@@ -80,6 +80,7 @@ def test_an_error_inside_the_emulator_headers_is_attributed_to_the_instantiating
     path, line = _candidate(tmp_path, body)
     b = build(path, relu, ["float32", "float32"])
     assert not b.ok
+    assert b.diagnostics, "a failed build names at least one problem"
     assert all(d.line == line for d in b.diagnostics), [(d.id, d.line, d.message) for d in b.diagnostics]
 
 

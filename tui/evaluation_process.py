@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import sys
 import threading
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
 # ---- in the worker ------------------------------------------------------------------------
@@ -63,9 +63,17 @@ class ProcessEvaluator:
                                          initializer=_start_worker,
                                          initargs=(str(task_ref), chip, seed, self._stop))
         self.closed = False
+        self._futures: set[Future] = set()
 
     async def evaluate(self, task, candidate):
-        return await asyncio.wrap_future(self._pool.submit(_evaluate, candidate))
+        future = self._pool.submit(_evaluate, candidate)
+        self._futures.add(future)
+        future.add_done_callback(self._futures.discard)
+        return await asyncio.wrap_future(future)
+
+    def running(self) -> int:
+        """Evaluations a worker has taken up (not those waiting for a free worker)."""
+        return sum(1 for f in list(self._futures) if f.running())
 
     def close(self) -> None:
         """End the workers now; evaluations still running are abandoned."""

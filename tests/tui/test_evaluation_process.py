@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import time
+from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
@@ -18,6 +19,16 @@ from tui.evaluation_process import ProcessEvaluator
 pytestmark = pytest.mark.slow
 
 REFUSED = 'extern "C" __global__ __aicore__ void k(GM_ADDR x) { system("ls"); }\n'
+
+
+async def wait_async(condition, timeout: float = 60.0) -> bool:
+    """Readiness wait that lets the event loop run (not a timing assertion)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if condition():
+            return True
+        await asyncio.sleep(0.02)
+    return condition()
 
 
 def wait_until(condition, timeout: float = 60.0) -> bool:
@@ -42,12 +53,10 @@ async def test_a_worker_gives_the_in_process_verdict_and_close_ends_the_workers(
         assert workers
         # a real build is running in the worker when the app closes the evaluator
         running = asyncio.ensure_future(pe.evaluate(task, Candidate("r1-c2", kernel(2048, 2, "x"), 1, "offline")))
-        await asyncio.sleep(0.5)
+        assert await wait_async(lambda: pe.running() == 1), "the worker never took the build up"
     finally:
         pe.close()
     assert wait_until(lambda: not any(p.is_alive() for p in workers)), "the workers outlived close()"
-    try:
-        await asyncio.wait_for(asyncio.shield(running), 60)
-    except Exception:
-        pass
-    assert running.done(), "an evaluation in flight was left hanging by close()"
+    done, _ = await asyncio.wait({running}, timeout=60)
+    assert done, "an evaluation in flight was left hanging by close()"
+    assert isinstance(running.exception(), BrokenProcessPool)       # abandoned, and said so

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import difflib
+import threading
 
 from rich.text import Text
 from textual import work
@@ -193,6 +194,7 @@ class CodeView(ScrollView):
 
 _CACHE: "collections.OrderedDict[tuple, tuple[Text, ...]]" = collections.OrderedDict()
 _CACHE_SIZE = 64
+_CACHE_LOCK = threading.Lock()       # highlight workers write, the UI thread reads
 
 
 def _compute(key: tuple) -> tuple[Text, ...]:
@@ -201,11 +203,13 @@ def _compute(key: tuple) -> tuple[Text, ...]:
         lines = diff_lines(*key[1:])
     else:
         lines = code_lines(*key[1:])
-    _CACHE[key] = lines
-    while len(_CACHE) > _CACHE_SIZE:
-        _CACHE.popitem(last=False)
+    with _CACHE_LOCK:
+        _CACHE[key] = lines
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
     return lines
 
 
 def _cached(key: tuple) -> tuple[Text, ...] | None:
-    return _CACHE.get(key)
+    with _CACHE_LOCK:
+        return _CACHE.get(key)
