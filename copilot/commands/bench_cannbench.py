@@ -101,6 +101,8 @@ def score_operator(ref: Path, args, baselines: dict, store, out_dir: Path, progr
         task = load_task(ref)
     except CannpilotError as exc:
         return done(f"does not load: {exc}")
+    except Exception as exc:  # a loader crash on one task must not end the bench
+        return done(f"does not load: {type(exc).__name__}: {exc}")
     extra["loaded"] = True
     op.n = len(task.cases)
     try:
@@ -126,9 +128,12 @@ def score_operator(ref: Path, args, baselines: dict, store, out_dir: Path, progr
         progress.show(f"{name}: case {case.id} ({i}/{len(task.cases)}, {case.total_numel} elements)")
         try:
             rep = check_kernel(path, task, chip=args.chip, cases=case.id)
-        except BadInput as exc:
+        except BadInput as exc:           # the golden or the inputs of this case
             rep = None
             result = CaseResult(case.id, False, None, None, "golden_error", str(exc))
+        except Exception as exc:          # a harness failure is ours, not the kernel's: not judged
+            rep = None
+            result = CaseResult(case.id, False, None, None, "not_run", f"harness error: {type(exc).__name__}: {exc}")
         if rep is not None and not rep.compiled:
             op.compiled = False
             errs = sorted({d.id for d in rep.diagnostics if d.severity == "error"})
@@ -136,7 +141,7 @@ def score_operator(ref: Path, args, baselines: dict, store, out_dir: Path, progr
         if rep is not None:
             result = rep.cases[0]
         outcome = case_outcome(result)
-        if result.failure_class not in ("too_large", "golden_error"):
+        if result.failure_class not in ("too_large", "golden_error", "not_run"):
             extra["golden_runs"] += 1
         t_cand = result.estimate.time_us if result.estimate is not None else None
         reason = "" if outcome == scoring.PASSED else f"{result.failure_class}: {result.message[:200]}"
