@@ -392,6 +392,87 @@ def test_library_cost_counts_the_constituent_instructions(arena: Arena):
     assert apis["Adds"]["elements"] == 2 * 1024 and apis["Exp"]["calls"] == 1
 
 
+# ---------------------------------------------------------------- softmax and norms
+
+def ref_softmax(x, ok):
+    v = x[:, :ok].astype(np.float64)
+    mx = v.max(axis=1, keepdims=True)
+    e = np.exp(v - mx)
+    return e / e.sum(axis=1, keepdims=True), mx[:, 0], e.sum(axis=1)
+
+
+@pytest.mark.parametrize("dtype", ["float", "half"])
+@pytest.mark.parametrize("tmp", [1, 0])
+def test_softmax_rows_sum_and_max_blocks(arena: Arena, dtype: str, tmp: int):
+    rng = np.random.default_rng(8)
+    m, k = 6, 64
+    x = rng.uniform(-5, 5, (m, k)).astype(NP[dtype])
+    x[2, 3] = np.inf                               # a row with +inf gives NaN (inf - inf), as torch does
+    arena.put(0, x)
+    arena.run("SoftMax", dtype, o0=0, o1=4096, o2=6144, od=8192, ot=16384, st=4096, m=m, k=k, tmp=tmp)
+    want, mx, sm = ref_softmax(x, k)
+    got = arena.get(8192, NP[dtype], m * k).reshape(m, k).astype(np.float64)
+    ok = np.arange(m) != 2
+    np.testing.assert_allclose(got[ok], want[ok], rtol=1e-3 if dtype == "half" else 1e-6, atol=1e-6)
+    assert np.isnan(got[2]).any()
+    blk = 32 // np.dtype(NP[dtype]).itemsize
+    gmax = arena.get(6144, NP[dtype], m * blk).reshape(m, blk).astype(np.float64)
+    gsum = arena.get(4096, NP[dtype], m * blk).reshape(m, blk).astype(np.float64)
+    assert (gmax == gmax[:, :1]).all() and (gsum[ok] == gsum[ok][:, :1]).all()   # one value per 32-byte block
+    np.testing.assert_allclose(gmax[ok, 0], mx[ok].astype(NP[dtype]), rtol=0)
+    np.testing.assert_allclose(gsum[ok, 0], sm[ok], rtol=1e-3 if dtype == "half" else 1e-6)
+
+
+def test_softmax_forms_padding_simple_log_and_mixed_types(arena: Arena):
+    rng = np.random.default_rng(9)
+    m, k, ok = 4, 32, 20
+    x = rng.normal(size=(m, k)).astype(np.float32)
+    arena.put(0, x)
+    arena.run("SoftMax", "float", o0=0, od=8192, ot=16384, st=4096, m=m, k=k, ok=ok, tmp=1, nosummax=1)
+    want, mx, sm = ref_softmax(x, ok)
+    got = arena.get(8192, np.float32, m * k).reshape(m, k)
+    np.testing.assert_allclose(got[:, :ok], want, rtol=1e-6)
+    assert (got[:, ok:] == 0).all()
+    arena.run("LogSoftMax", "float", o0=0, o1=4096, o2=6144, od=8192, ot=16384, st=4096, m=m, k=k)
+    np.testing.assert_allclose(arena.get(8192, np.float32, m * k).reshape(m, k),
+                               np.log(ref_softmax(x, k)[0]), rtol=1e-5, atol=1e-6)
+    # SimpleSoftMax reuses the sum and max just written
+    arena.run("SoftMax", "float", o0=0, o1=4096, o2=6144, od=8192, m=m, k=k)
+    arena.run("SimpleSoftMax", "float", o0=0, o1=4096, o2=6144, od=12288, m=m, k=k)
+    np.testing.assert_allclose(arena.get(12288, np.float32, m * k), arena.get(8192, np.float32, m * k), rtol=1e-6)
+    xh = x.astype(np.float16)
+    arena.put(0, xh)
+    arena.run("SoftMaxMixed", "half", o0=0, o1=4096, o2=6144, od=8192, ot=16384, st=4096, m=m, k=k, tmp=1)
+    ws, wm, wsum = ref_softmax(xh, k)
+    np.testing.assert_allclose(arena.get(6144, np.float32, m * 8).reshape(m, 8)[:, 0], wm, rtol=0)
+    np.testing.assert_allclose(arena.get(4096, np.float32, m * 8).reshape(m, 8)[:, 0], wsum, rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float", "half"])
+def test_rms_norm_and_layer_norm_rows(arena: Arena, dtype: str):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(10)
+    b, s, h, oh = 2, 3, 64, 48
+    x = rng.normal(size=(b, s, h)).astype(NP[dtype])
+    g = rng.uniform(0.5, 1.5, h).astype(NP[dtype])
+    be = rng.normal(size=h).astype(NP[dtype])
+    arena.put(0, x); arena.put(2048, g); arena.put(3072, be)
+    tol = dict(rtol=2e-3, atol=2e-3) if dtype == "half" else dict(rtol=1e-5, atol=1e-6)
+    arena.run("RmsNorm", dtype, o0=0, o1=2048, od=8192, ot=16384, st=8192, b=b, s=s, h=h, tmp=1, eps=1e-5)
+    xf = torch.from_numpy(x.astype(np.float64))
+    want = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5) * torch.from_numpy(g.astype(np.float64))).numpy()
+    np.testing.assert_allclose(arena.get(8192, NP[dtype], b * s * h).reshape(b, s, h), want, **tol)
+    arena.run("LayerNorm", dtype, o0=0, o1=2048, o2=3072, oi=4096, o3=5120, od=8192, ot=16384, st=8192, b=b, s=s, h=h,
+              oh=oh, tmp=1, eps=1e-5)
+    xv = xf[..., :oh]
+    ln = torch.nn.functional.layer_norm(xv, (oh,), torch.from_numpy(g[:oh].astype(np.float64)),
+                                        torch.from_numpy(be[:oh].astype(np.float64)), eps=1e-5).numpy()
+    got = arena.get(8192, NP[dtype], b * s * h).reshape(b, s, h)
+    np.testing.assert_allclose(got[..., :oh], ln, **tol)
+    np.testing.assert_allclose(arena.get(4096, NP[dtype], b * s), xv.mean(-1).numpy().ravel(), **tol)
+    np.testing.assert_allclose(arena.get(5120, NP[dtype], b * s), xv.var(-1, unbiased=False).numpy().ravel(), **tol)
+
+
 # ---------------------------------------------------------------- a hand-written kernel
 
 @pytest.mark.slow

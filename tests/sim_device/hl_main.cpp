@@ -44,6 +44,43 @@ template <typename T> static bool run_math(const std::string& op) {
     B1(Fmod) B1(Power) B1(GeGLU) B1(ReGlu)
 #undef U1
 #undef B1
+    if (op == "SoftMax" || op == "SoftMaxMixed" || op == "SimpleSoftMax" || op == "LogSoftMax") {
+        const uint32_t m = static_cast<uint32_t>(I("m")), k = static_cast<uint32_t>(I("k"));
+        SoftMaxShapeInfo info{m, k, static_cast<uint32_t>(I("om", m)), static_cast<uint32_t>(I("ok", k))};
+        SoftMaxTiling tiling;
+        SoftMaxTilingFunc(ge::Shape({(int64_t)m, (int64_t)k}), sizeof(T), 4096, tiling);
+        if (I("noinfo")) info = SoftMaxShapeInfo{};
+        auto sum = at<T>("o1"); auto mx = at<T>("o2");
+        if (op == "SoftMax") {
+            if (I("nosummax")) { if (tmp) SoftMax(d, x, t, tiling, info); else SoftMax(d, x, tiling, info); }
+            else if (tmp) SoftMax(d, sum, mx, x, t, tiling, info);
+            else SoftMax(d, sum, mx, x, tiling, info);
+        } else if (op == "SoftMaxMixed") {
+            auto fs = at<float>("o1"); auto fm = at<float>("o2");
+            SoftMax<T, float>(d, fs, fm, x, t, tiling, info);
+        } else if (op == "SimpleSoftMax") {
+            if (tmp) SimpleSoftMax(d, sum, mx, x, t, tiling, info); else SimpleSoftMax(d, sum, mx, x, tiling, info);
+        } else LogSoftMax(d, sum, mx, x, t, tiling, info);
+        return true;
+    }
+    if (op == "RmsNorm" || op == "LayerNorm") {
+        const int64_t b = I("b", 1), s = I("s", 1), h = I("h"), oh = I("oh", h);
+        const T eps = T(F("eps", 1e-5));
+        auto g = at<T>("o1"); auto be = at<T>("o2"); auto mean = at<T>("oi"); auto var = at<T>("o3");
+        if (op == "RmsNorm") {
+            RmsNormTiling tiling;
+            uint32_t mx = 0, mn = 0;
+            GetRmsNormMaxMinTmpSize(ge::Shape({b, s, h}), sizeof(T), mx, mn);
+            GetRmsNormTilingInfo(ge::Shape({b, s, h}), ge::Shape({b, s, oh}), mn, sizeof(T), tiling);
+            if (tmp) RmsNorm(d, x, g, t, eps, tiling); else RmsNorm(d, x, g, eps, tiling);
+        } else {
+            LayerNormTiling tiling;
+            GetLayerNormNDTilingInfo(ge::Shape({b, s, h}), 8192, sizeof(T), false, tiling);
+            tiling.originalHLength = static_cast<uint32_t>(oh);
+            if (tmp) LayerNorm(d, mean, var, x, g, be, t, eps, tiling); else LayerNorm(d, mean, var, x, g, be, eps, tiling);
+        }
+        return true;
+    }
     if (op == "Log") { Log(d, x, n); return true; }
     if (op == "Log2") { Log2(d, x, n); return true; }
     if (op == "Log10") { Log10(d, x, n); return true; }

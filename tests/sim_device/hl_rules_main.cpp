@@ -195,6 +195,52 @@ static void math_ub_bounds() {
     Ub u;
     Sin(u.c.Get<float>(), u.a.Get<float>(), 8192);  // EXPECT: L2.UB_BOUNDS
 }
+// SCENARIO: softmax_unaligned_k
+static void softmax_unaligned_k() {
+    Ub u;
+    SoftMaxTiling tiling;
+    SoftMaxShapeInfo info{4, 30, 4, 30};
+    SoftMax(u.c.Get<float>(), u.a.Get<float>(), u.t.Get<uint8_t>(), tiling, info);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: softmax_tmp_small
+static void softmax_tmp_small() {
+    Ub u;
+    SoftMaxTiling tiling;
+    SoftMaxShapeInfo info{4, 1024, 4, 1024};
+    SoftMax(u.c.Get<float>(), u.a.Get<float>(), u.t.Get<uint8_t>(1024), tiling, info);  // EXPECT: L2.TMP_BUFFER
+}
+
+// SCENARIO: softmax_no_shape
+static void softmax_no_shape() {
+    Ub u;
+    SoftMaxTiling tiling;
+    SoftMax(u.c.Get<float>(), u.a.Get<float>(), tiling);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: rmsnorm_tmp_overlap
+static void rmsnorm_tmp_overlap() {
+    Ub u;
+    RmsNormTiling tiling;
+    GetRmsNormTilingInfo(ge::Shape({1, 8, 64}), ge::Shape({1, 8, 64}), 4096, 4, tiling);
+    RmsNorm(u.c.Get<float>(), u.a.Get<float>(), u.b.Get<float>(), u.a.Get<uint8_t>(), 1e-5f, tiling);  // EXPECT: L2.OPERAND_OVERLAP
+}
+
+// SCENARIO: layernorm_no_tiling
+static void layernorm_no_tiling() {
+    Ub u;
+    LayerNormTiling tiling;
+    LayerNorm(u.c.Get<float>(), u.d.Get<float>(), u.d.Get<float>()[64], u.a.Get<float>(), u.b.Get<float>(),  // EXPECT: L2.API_PARAM
+              u.b.Get<float>()[1024], 1e-5f, tiling);
+}
+
+// SCENARIO: rmsnorm_dtype
+static void rmsnorm_dtype() {
+    Ub u;
+    RmsNormTiling tiling;
+    GetRmsNormTilingInfo(ge::Shape({1, 8, 64}), ge::Shape({1, 8, 64}), 4096, 4, tiling);
+    RmsNorm(u.c.Get<int32_t>(), u.a.Get<int32_t>(), u.b.Get<int32_t>(), 1, tiling);  // EXPECT: L2.DTYPE_UNSUPPORTED
+}
 // SCENARIO: end
 
 int main(int argc, char** argv) {
@@ -212,6 +258,8 @@ int main(int argc, char** argv) {
     S(mrgsort_valid_bit) S(mrgsort_src_align) S(mrgsort_repeat_conditions) S(topk_k_range) S(topk_inner_not_32)
     S(topk_small_inner) S(topk_tiling_mismatch) S(topk_tmp_small) S(topk_overlap) S(sort_310p)
     S(math_tmp_small) S(math_in_place) S(math_tmp_overlap) S(math_dtype) S(math_ub_bounds)
+    S(softmax_unaligned_k) S(softmax_tmp_small) S(softmax_no_shape) S(rmsnorm_tmp_overlap) S(layernorm_no_tiling)
+    S(rmsnorm_dtype)
 #ifdef HL_RULES_MORE
     HL_RULES_MORE
 #endif

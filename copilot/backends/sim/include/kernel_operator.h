@@ -19,6 +19,7 @@
 #include "cannsim/sync.h"
 #include "cannsim/sort.h"
 #include "cannsim/hl_math.h"
+#include "cannsim/hl_norm.h"
 
 // Old intrinsic spellings of the sync instructions.
 inline void set_flag(pipe_t src, pipe_t dst, int id, CANNSIM_LOC) {

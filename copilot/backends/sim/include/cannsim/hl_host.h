@@ -69,6 +69,126 @@ inline void GetSwishTmpSize(const ge::Shape&, const uint32_t, const bool, uint32
     maxValue = minValue = 0;
 }
 
+// ---- softmax family: shape [..., k], rows = product of the other axes ----
+namespace detail_host {
+inline void rows_cols(const ge::Shape& shape, uint32_t& m, uint32_t& k) {
+    const size_t nd = shape.GetDimNum();
+    k = nd ? static_cast<uint32_t>(shape.GetDim(nd - 1)) : 0;
+    uint64_t r = 1;
+    for (size_t i = 0; i + 1 < nd; ++i) r *= static_cast<uint64_t>(shape.GetDim(i));
+    m = nd ? static_cast<uint32_t>(r) : 0;
+}
+}  // namespace detail_host
+
+inline uint32_t GetSoftMaxMaxTmpSize(const ge::Shape& srcShape, const uint32_t, const bool) {
+    uint32_t m, k;
+    detail_host::rows_cols(srcShape, m, k);
+    return cannsim::tmp_model::rowwise_max_bytes(m, k, cannsim::tmp_model::kSoftmaxBuffers);
+}
+inline uint32_t GetSoftMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, const bool) {
+    uint32_t m, k;
+    detail_host::rows_cols(srcShape, m, k);
+    return cannsim::tmp_model::rowwise_min_bytes(k, cannsim::tmp_model::kSoftmaxBuffers);
+}
+inline void SoftMaxTilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize, const uint32_t localWorkSpaceSize,
+                              SoftMaxTiling& t) {
+    uint32_t m, k;
+    detail_host::rows_cols(srcShape, m, k);
+    t = SoftMaxTiling{};
+    t.srcM = m; t.srcK = k; t.srcSize = m * k;
+    t.outMaxM = m; t.outMaxK = dataTypeSize ? 32 / dataTypeSize : 8; t.outMaxSize = t.outMaxM * t.outMaxK;
+    const uint32_t per_row = cannsim::tmp_model::rowwise_min_bytes(k, cannsim::tmp_model::kSoftmaxBuffers);
+    uint32_t split = per_row ? localWorkSpaceSize / per_row : 0;
+    if (split == 0) split = 1;
+    if (split > m) split = m;
+    t.splitM = split; t.splitK = k; t.splitSize = split * k;
+    t.reduceM = split; t.reduceK = t.outMaxK; t.reduceSize = split * t.outMaxK;
+    t.rangeM = split ? m / split : 0; t.tailM = split ? m % split : 0;
+    t.tailSplitSize = t.tailM * k; t.tailReduceSize = t.tailM * t.outMaxK;
+}
+inline uint32_t GetLogSoftMaxMaxTmpSize(const ge::Shape& s, const uint32_t ts, const bool r) { return GetSoftMaxMaxTmpSize(s, ts, r); }
+inline uint32_t GetLogSoftMaxMinTmpSize(const ge::Shape& s, const uint32_t ts, const bool r) { return GetSoftMaxMinTmpSize(s, ts, r); }
+inline void LogSoftMaxTilingFunc(const ge::Shape& s, const uint32_t ts, const uint32_t ws, LogSoftMaxTiling& t) {
+    SoftMaxTilingFunc(s, ts, ws, t);
+}
+
+// ---- RmsNorm and LayerNorm: shape [B, S, H] ----
+namespace detail_host {
+inline void bsh(const ge::Shape& shape, uint32_t& b, uint32_t& s, uint32_t& h) {
+    const size_t nd = shape.GetDimNum();
+    b = nd >= 3 ? static_cast<uint32_t>(shape.GetDim(0)) : 1;
+    s = nd >= 2 ? static_cast<uint32_t>(shape.GetDim(nd - 2)) : 1;
+    h = nd >= 1 ? static_cast<uint32_t>(shape.GetDim(nd - 1)) : 0;
+}
+}  // namespace detail_host
+
+inline bool GetRmsNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, uint32_t& maxValue,
+                                    uint32_t& minValue, const bool /*isBasicBlock*/ = false) {
+    uint32_t b, s, h;
+    detail_host::bsh(srcShape, b, s, h);
+    if (h == 0 || typeSize == 0 || (h * typeSize) % 32 != 0) return false;
+    minValue = cannsim::tmp_model::rowwise_min_bytes(h, cannsim::tmp_model::kRmsNormBuffers);
+    maxValue = cannsim::tmp_model::rowwise_max_bytes(b * s, h, cannsim::tmp_model::kRmsNormBuffers);
+    return true;
+}
+inline bool GetRmsNormTilingInfo(const ge::Shape& srcShape, const ge::Shape& originSrcShape,
+                                 const uint32_t stackBufferByteSize, const uint32_t typeSize, RmsNormTiling& t,
+                                 const bool isBasicBlock = false) {
+    uint32_t mx = 0, mn = 0;
+    if (!GetRmsNormMaxMinTmpSize(srcShape, typeSize, mx, mn, isBasicBlock) || stackBufferByteSize < mn) return false;
+    uint32_t b, s, h, ob, os, oh;
+    detail_host::bsh(srcShape, b, s, h);
+    detail_host::bsh(originSrcShape, ob, os, oh);
+    t = RmsNormTiling{};
+    t.bLength = b; t.sLength = s; t.hLength = h; t.originalHLength = oh ? oh : h;
+    t.reciprocalOfHLength = 1.0f / static_cast<float>(t.originalHLength);
+    const uint32_t per_row = cannsim::tmp_model::rowwise_min_bytes(h, cannsim::tmp_model::kRmsNormBuffers);
+    uint32_t rows = stackBufferByteSize / per_row;
+    if (rows > b * s) rows = b * s;
+    t.mainBsLength = rows; t.mainBshLength = rows * h; t.mainBsLengthAlign = (rows + 7) / 8 * 8;
+    t.loopRound = rows ? (b * s) / rows : 0;
+    t.inputTailPos = t.loopRound * t.mainBshLength;
+    t.tailBsLength = rows ? (b * s) % rows : 0; t.tailBshLength = t.tailBsLength * h;
+    return true;
+}
+
+inline void GetLayerNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool, uint32_t& maxValue,
+                                      uint32_t& minValue) {
+    uint32_t b, s, h;
+    detail_host::bsh(srcShape, b, s, h);
+    (void)typeSize;
+    minValue = cannsim::tmp_model::rowwise_min_bytes(h, cannsim::tmp_model::kLayerNormBuffers);
+    maxValue = cannsim::tmp_model::rowwise_max_bytes(b * s, h, cannsim::tmp_model::kLayerNormBuffers);
+}
+inline void GetLayerNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool isReuseSource,
+                                      const bool /*isComputeRstd*/, const bool /*isOnlyOutput*/, uint32_t& maxValue,
+                                      uint32_t& minValue) {
+    GetLayerNormMaxMinTmpSize(srcShape, typeSize, isReuseSource, maxValue, minValue);
+}
+inline void GetLayerNormNDTilingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize, const uint32_t typeSize,
+                                     const bool /*isReuseSource*/, LayerNormTiling& t) {
+    uint32_t b, s, h;
+    detail_host::bsh(srcShape, b, s, h);
+    t = LayerNormTiling{};
+    t.bLength = b; t.sLength = s; t.hLength = h; t.originalHLength = h;
+    t.inputXSize = b * s * h; t.meanVarSize = b * s; t.numberOfTmpBuf = cannsim::tmp_model::kLayerNormBuffers;
+    t.tmpBufSize = stackBufferSize / 4;
+    const uint32_t per_row = cannsim::tmp_model::rowwise_min_bytes(h, cannsim::tmp_model::kLayerNormBuffers);
+    uint32_t rows = per_row ? stackBufferSize / per_row : 0;
+    if (rows > b * s) rows = b * s;
+    t.bsCurLength = rows; t.bshCurLength = rows * h; t.oneTmpSize = rows * h;
+    t.loopRound = rows ? (b * s) / rows : 0;
+    t.inputRoundSize = t.bshCurLength; t.inputTailSize = rows ? ((b * s) % rows) * h : 0;
+    t.inputTailPos = t.loopRound * t.inputRoundSize;
+    t.meanVarRoundSize = rows; t.meanVarTailSize = rows ? (b * s) % rows : 0; t.meanVarTailPos = t.loopRound * rows;
+    t.lastDimValueBack = h ? 1.0f / static_cast<float>(h) : 0.0f;
+    (void)typeSize;
+}
+inline void GetLayerNormNDTillingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize, const uint32_t typeSize,
+                                      const bool isReuseSource, LayerNormTiling& t) {
+    GetLayerNormNDTilingInfo(srcShape, stackBufferSize, typeSize, isReuseSource, t);
+}
+
 // ---- sort ----
 inline uint32_t GetSortTmpSize(const platform_ascendc::PlatformAscendC&, const uint32_t elemCount,
                                const uint32_t /*dataTypeSize*/) {

@@ -58,12 +58,61 @@ struct TopkTiling {
     uint16_t vreducehalfValMask6 = 0;
     uint16_t vreducehalfValMask7 = 0;
 };
+struct SoftMaxTiling {
+    uint32_t srcM = 0, srcK = 0, srcSize = 0;
+    uint32_t outMaxM = 0, outMaxK = 0, outMaxSize = 0;
+    uint32_t splitM = 0, splitK = 0, splitSize = 0;
+    uint32_t reduceM = 0, reduceK = 0, reduceSize = 0;
+    uint32_t rangeM = 0, tailM = 0, tailSplitSize = 0, tailReduceSize = 0;
+};
+using LogSoftMaxTiling = SoftMaxTiling;
+
+struct RmsNormTiling {
+    uint32_t bLength = 0, sLength = 0, hLength = 0, originalHLength = 0;
+    float reciprocalOfHLength = 0;
+    uint32_t mainBshLength = 0, mainBsLength = 0, mainBsLengthAlign = 0, loopRound = 0, inputTailPos = 0;
+    uint32_t tailBshLength = 0, tailBsLength = 0;
+};
+
+struct LayerNormTiling {
+    uint32_t bLength = 0, sLength = 0, hLength = 0, originalHLength = 0, inputXSize = 0, meanVarSize = 0;
+    uint32_t numberOfTmpBuf = 0, meanTmpTensorPos = 0, meanTmpTensorSize = 0, varianceTmpTensorPos = 0;
+    uint32_t varianceTmpTensorSize = 0, tmpBufSize = 0, oneTmpSize = 0, firstTmpStartPos = 0;
+    uint32_t secondTmpStartPos = 0, thirdTmpStartPos = 0, loopRound = 0, inputRoundSize = 0, inputTailSize = 0;
+    uint32_t inputTailPos = 0, meanVarRoundSize = 0, meanVarTailSize = 0, meanVarTailPos = 0, bshCurLength = 0;
+    uint32_t bsCurLength = 0;
+    float lastDimValueBack = 0.0f;
+};
 }  // namespace tiling
+
+struct SoftMaxShapeInfo {
+    uint32_t srcM = 0;      // product of the non-last axes
+    uint32_t srcK = 0;      // last axis, 32 B aligned
+    uint32_t oriSrcM = 0;   // the unpadded ones
+    uint32_t oriSrcK = 0;
+};
+enum class SoftmaxMode { SOFTMAX_NORMAL = 0, SOFTMAX_OUTPUT_WITHOUT_BRC = 1 };
+struct SoftmaxConfig {
+    bool isCheckTiling = true;
+    uint32_t oriSrcM = 0, oriSrcK = 0;
+    SoftmaxMode mode = SoftmaxMode::SOFTMAX_NORMAL;
+};
+constexpr SoftmaxConfig SOFTMAX_DEFAULT_CFG = {true, 0, 0, SoftmaxMode::SOFTMAX_NORMAL};
 
 }  // namespace AscendC
 
 using AscendC::tiling::TopkTiling;
-namespace optiling { using TopkTiling = AscendC::tiling::TopkTiling; }
+using AscendC::tiling::SoftMaxTiling;
+using AscendC::tiling::LogSoftMaxTiling;
+using AscendC::tiling::RmsNormTiling;
+using AscendC::tiling::LayerNormTiling;
+namespace optiling {
+using TopkTiling = AscendC::tiling::TopkTiling;
+using SoftMaxTiling = AscendC::tiling::SoftMaxTiling;
+using LogSoftMaxTiling = AscendC::tiling::LogSoftMaxTiling;
+using RmsNormTiling = AscendC::tiling::RmsNormTiling;
+using LayerNormTiling = AscendC::tiling::LayerNormTiling;
+}  // namespace optiling
 
 namespace cannsim::tmp_model {
 
@@ -107,6 +156,15 @@ inline uint32_t elementwise_max_bytes(const char* api, uint64_t count) {
     const uint64_t b = static_cast<uint64_t>(n) * up32(count * 4);
     return static_cast<uint32_t>(b > n * 256u ? b : n * 256u);
 }
+
+// Row-wise library APIs (softmax family, RmsNorm, LayerNorm): float working rows of k elements,
+// `rows_buffers` of them plus a 32-byte reduce slot per row. Minimum: one row at a time; maximum:
+// all rows at once.
+inline uint32_t rowwise_min_bytes(uint32_t k, uint32_t rows_buffers) { return up32(uint64_t(k) * 4) * rows_buffers + 64; }
+inline uint32_t rowwise_max_bytes(uint32_t m, uint32_t k, uint32_t rows_buffers) {
+    return static_cast<uint32_t>(uint64_t(m ? m : 1) * rowwise_min_bytes(k, rows_buffers));
+}
+constexpr uint32_t kSoftmaxBuffers = 2, kRmsNormBuffers = 2, kLayerNormBuffers = 3;
 
 // Sort with isFullSort: one buffer of 8-byte structures for the merge passes.
 inline uint32_t sort_bytes(uint32_t elemCount) { return up32(static_cast<uint64_t>(elemCount) * 8); }
