@@ -13,8 +13,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "(a built-in name, a task directory or a KernelBench .py file). "
                                    "A task directory's golden.py is Python run with your rights, "
                                    "not sandboxed: use task directories you trust.")
-    p.add_argument("action", nargs="?", choices=("ls", "show", "new"), default="ls")
-    p.add_argument("task", nargs="?", help="task for `show`; the new task's directory for `new`")
+    p.add_argument("action", nargs="?", choices=("ls", "show", "check", "new"), default="ls")
+    p.add_argument("task", nargs="*", help="task for `show`; tasks or suite directories for `check` "
+                                           "(a directory of level*/ task directories counts as its tasks); "
+                                           "the new task's directory for `new`")
     p.add_argument("--describe", help="`new`: the operator in words; an LLM drafts its golden and cases")
     p.add_argument("--agent", help="`new`: the model (name or alias in settings.yaml) that drafts the task")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
@@ -36,6 +38,12 @@ def run(args: argparse.Namespace) -> int:
     from copilot.errors import BadInput
     from copilot.tasks import builtin_tasks, load_task
 
+    if args.action == "check":
+        return _check(args)
+    if args.action in ("show", "new"):
+        if len(args.task) > 1:
+            raise BadInput(f"`tasks {args.action}` takes one task, got {len(args.task)}: {' '.join(args.task)}")
+        args.task = args.task[0] if args.task else None
     if args.action == "ls":
         if args.task:
             raise BadInput("`tasks ls` takes no task; use `cannpilot tasks show T`")
@@ -52,14 +60,92 @@ def run(args: argparse.Namespace) -> int:
         raise BadInput("`tasks show` needs a task: a built-in name, a task directory or a .py file")
     task = load_task(args.task)
     from copilot.oracle import smoke_golden
+    from copilot.oracle.golden import check_shapes
 
-    smoke_golden(task)
+    checks = [check_shapes(task, c) for c in task.cases]
+    bad = [c for c in checks if c.ok is False]
+    if bad:
+        also = f"; also cases {', '.join(c.case_id for c in bad[1:])}" if len(bad) > 1 else ""
+        raise BadInput(f"{task.path / 'golden.py'} (case {bad[0].case_id}): golden raised {bad[0].detail} "
+                       f"(shapes and attrs of {len(bad)} of {len(task.cases)} cases, on meta tensors{also})")
+    if any(c.ok is None for c in checks):     # shapes only known from values: run the smallest
+        smoke_golden(task, [task.case(c.case_id) for c in checks if c.ok is None])
     if args.json:
-        json.dump(_detail(task), sys.stdout, indent=2)
+        json.dump({**_detail(task), "golden_check": [c.__dict__ for c in checks]}, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return 0
     _print_detail(task)
     return 0
+
+
+def _task_dirs(refs: list[str]) -> list[str]:
+    """Task references; a suite directory (level*/<task>/ below it, or task directories right
+    below it) stands for its tasks."""
+    from pathlib import Path
+
+    out = []
+    for ref in refs:
+        p = Path(ref)
+        if p.is_dir() and not (p / "proto.yaml").exists():
+            found = sorted(d for d in p.glob("level*/*") if (d / "proto.yaml").is_file()) or \
+                sorted(d for d in p.iterdir() if (d / "proto.yaml").is_file())
+            out += [str(d) for d in found] or [ref]
+        else:
+            out.append(ref)
+    return out
+
+
+def _check(args) -> int:
+    """Load every task and run its golden (fp64 oracle and same-precision run) on every case."""
+    from copilot.commands.bench_cannbench import Progress
+    from copilot.errors import BadInput
+    from copilot.oracle import CaseTooLarge, estimate_bytes, make_inputs, reference
+    from copilot.tasks import load_task
+
+    refs = _task_dirs(args.task)
+    if not refs:
+        raise BadInput("`tasks check` needs tasks or suite directories, e.g. ../shared/cannbench/tasks")
+    progress = Progress(len(refs))
+    rows = []
+    for ref in refs:
+        row = {"task": ref, "loaded": False, "cases": 0, "golden_ran": 0, "over_budget": [], "failed": []}
+        rows.append(row)
+        progress.show(f"{ref}: loading")
+        try:
+            task = load_task(ref)
+        except BadInput as exc:
+            row["error"] = str(exc)
+            progress.finish(f"{ref}: does not load: {exc}")
+            continue
+        row.update(task=task.name, path=str(task.path), loaded=True, cases=len(task.cases))
+        for i, case in enumerate(task.cases, 1):
+            progress.show(f"{task.name}: case {case.id} ({i}/{len(task.cases)}, {case.total_numel} elements)")
+            try:
+                reference(task, case, make_inputs(task, case))
+                row["golden_ran"] += 1
+            except CaseTooLarge:
+                row["over_budget"].append({"case": case.id, "bytes": estimate_bytes(case)})
+            except BadInput as exc:
+                row["failed"].append({"case": case.id, "error": str(exc)})
+        over = f", {len(row['over_budget'])} over the oracle budget" if row["over_budget"] else ""
+        fail = f", {len(row['failed'])} raised (case {row['failed'][0]['case']})" if row["failed"] else ""
+        progress.finish(f"{task.name}: golden ran on {row['golden_ran']}/{len(task.cases)} cases{over}{fail}")
+    ok = all(r["loaded"] and not r["failed"] for r in rows)
+    if args.json:
+        json.dump({"tasks": rows, "loaded": sum(r["loaded"] for r in rows), "total": len(rows),
+                   "cases": sum(r["cases"] for r in rows), "golden_ran": sum(r["golden_ran"] for r in rows),
+                   "over_budget": sum(len(r["over_budget"]) for r in rows)}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        for r in rows:
+            for f in r["failed"]:
+                print(f"{r['task']} case {f['case']}: {f['error']}")
+            for o in r["over_budget"]:
+                print(f"{r['task']} case {o['case']}: over the oracle budget ({o['bytes'] / 2**30:.1f} GiB)")
+        print(f"{sum(r['loaded'] for r in rows)}/{len(rows)} tasks load; golden ran on "
+              f"{sum(r['golden_ran'] for r in rows)}/{sum(r['cases'] for r in rows)} cases, "
+              f"{sum(len(r['over_budget']) for r in rows)} over the oracle budget")
+    return 0 if ok else 1
 
 
 def _new(args) -> int:

@@ -135,9 +135,40 @@ def reference(task: Task, case: Case, inputs: list[torch.Tensor]) -> Reference:
     return Reference(oracle=oracle, bench=bench, outputs=specs)
 
 
-def smoke_golden(task: Task) -> None:
-    """Run the golden once on the task's smallest case: raises BadInput if it fails."""
+def smoke_golden(task: Task, cases: list[Case] | None = None) -> None:
+    """Run the golden once on the smallest of `cases` (default: of the task's cases): raises
+    BadInput if it fails."""
     from copilot.oracle.inputs import make_inputs
 
-    case = min(task.cases, key=lambda c: c.total_numel)
+    case = min(cases or task.cases, key=lambda c: c.total_numel)
     reference(task, case, make_inputs(task, case))
+
+
+# What torch says when an op needs values a meta tensor does not have (`.item()`, `nonzero`,
+# data-dependent shapes, ops without a meta kernel): the shapes cannot be judged without data.
+_NEEDS_VALUES = ("meta", "data-dependent", "data dependent", "item()", "unbacked", "symbolic")
+
+
+@dataclass(frozen=True)
+class ShapeCheck:
+    case_id: str
+    ok: bool | None           # True: the golden takes the shapes; False: it raised; None: needs values
+    detail: str = ""          # the output shapes, or why the case failed / could not be judged
+
+
+def check_shapes(task: Task, case: Case) -> ShapeCheck:
+    """Run the golden on meta tensors: does it take the case's shapes, dtypes and attrs?"""
+    from copilot.oracle.inputs import meta_inputs
+
+    args, kwargs = golden_arguments(task, case, meta_inputs(task, case))
+    try:
+        with torch.no_grad():
+            result = task.golden(*args, **kwargs)
+        outs = result if isinstance(result, (list, tuple)) else [result]
+        shapes = [tuple(t.shape) for t in outs if isinstance(t, torch.Tensor)]
+    except Exception as exc:
+        text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        if isinstance(exc, NotImplementedError) or any(k in text.lower() for k in _NEEDS_VALUES):
+            return ShapeCheck(case.id, None, f"needs values ({text[:160]})")
+        return ShapeCheck(case.id, False, text[:300])
+    return ShapeCheck(case.id, True, " ".join("x".join(map(str, s)) or "scalar" for s in shapes))

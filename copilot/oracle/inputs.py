@@ -139,3 +139,31 @@ def golden_input_order(task: Task) -> list[str]:
     if not golden_takes_inputs_by_name(task):
         return names
     return [p for p in _golden_params(task) if p in names]
+
+
+def meta_inputs(task: Task, case: Case) -> list:
+    """The case's inputs as meta tensors (shapes and dtypes, no memory), one per proto input."""
+    def meta(shape, dt):
+        return torch.empty(tuple(shape), dtype=dtype_of(dt).torch, device="meta")
+    out: list = []
+    for shape, dt in zip(case.shapes, case.dtypes):
+        if shape is None:
+            out.append(None)
+        elif isinstance(shape, list):
+            out.append([meta(s, dt) for s in shape])
+        else:
+            out.append(meta(shape, dt))
+    return out
+
+
+def kernel_tensors(inputs: list) -> list:
+    """What the kernel entry gets per proto input (it keeps one GM_ADDR argument for each):
+    the tensor; None for an omitted optional input (a null GM address); for a tensor list, its
+    elements flattened and concatenated in list order into one buffer."""
+    out: list = []
+    for x in inputs:
+        if isinstance(x, list):
+            out.append(torch.cat([e.reshape(-1) for e in x]) if x else None)
+        else:
+            out.append(x)
+    return out

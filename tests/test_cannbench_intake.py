@@ -1,0 +1,319 @@
+"""CANN-Bench intake: attr type spellings, optional inputs, tensor lists, None attrs, the golden
+called as the public harness calls it, its shape check on every case, and the public suite itself."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from copilot.errors import BadInput
+from copilot.oracle import make_inputs, reference
+from copilot.oracle.golden import check_shapes
+from copilot.oracle.inputs import kernel_tensors
+from copilot.tasks import load_task
+from copilot.tasks.loader import ATTR_TYPE_SPELLINGS
+
+REPO = Path(__file__).resolve().parents[1]
+CANNBENCH = REPO.parent / "shared" / "cannbench"
+
+
+def _task(root: Path, proto: str, cases: str, golden: str, name: str = "probe_op") -> Path:
+    d = root / name
+    d.mkdir()
+    (d / "proto.yaml").write_text(textwrap.dedent(proto))
+    (d / "cases.yaml").write_text(textwrap.dedent(cases))
+    (d / "golden.py").write_text(textwrap.dedent(golden))
+    return d
+
+
+# --- attr type spellings --------------------------------------------------------------------
+
+SPELLINGS = {   # every spelling the public protos use (issue 14), and what it means
+    "int64": ("int", 3, 3), "Int": ("int", 3, 3), "INT": ("int", 3, 3), "int64_t": ("int", "3", 3),
+    "int": ("int", 3.0, 3), "float": ("float", 1, 1.0), "bool": ("bool", "true", True),
+    "BOOL": ("bool", False, False), "str": ("string", "tanh", "tanh"), "String": ("string", "x", "x"),
+    "string": ("string", "y", "y"), "ListInt": ("list_int", [1, 2], [1, 2]),
+    "listInt": ("list_int", [3], [3]), "int[]": ("list_int", [0, 1], [0, 1]),
+    "List[int]": ("list_int", [4, 8], [4, 8]), "ListFloat": ("list_float", [1, 2], [1.0, 2.0]),
+    "Tensor": ("list_int", [32, 64], [32, 64]),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(SPELLINGS))
+def test_every_public_attr_spelling_loads_with_its_meaning(tmp_path, spelling):
+    typ, given, coerced = SPELLINGS[spelling]
+    d = _task(tmp_path, f"""
+        operator:
+          name: ProbeOp
+          attrs:
+          - {{name: a, type: '{spelling}', required: true}}
+          inputs: [{{name: x, dtype: [float32]}}]
+          outputs: [{{name: y, dtype: [float32]}}]
+        """, f"cases:\n- {{case_id: 1, input_shape: [[4]], dtype: [float32], attrs: {{a: {json.dumps(given)}}}}}\n",
+        "def probe_op(x, a):\n    return x\n")
+    task = load_task(d)
+    assert task.attrs[0].type == typ
+    assert task.case("1").attrs["a"] == coerced and type(task.case("1").attrs["a"]) is type(coerced)
+
+
+def test_spelling_table_is_case_insensitive_and_covers_every_public_proto():
+    assert all(k == k.lower() for k in ATTR_TYPE_SPELLINGS)
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"{CANNBENCH} is absent (CANN-Bench public tasks beside the repository)")
+    import yaml
+
+    for proto in CANNBENCH.glob("tasks/level*/*/proto.yaml"):
+        for attr in yaml.safe_load(proto.read_text())["operator"].get("attrs") or []:
+            assert str(attr["type"]).replace(" ", "").lower() in ATTR_TYPE_SPELLINGS, (proto, attr)
+
+
+def test_unknown_attr_spelling_is_one_clear_line_and_exit_2(tmp_path, cli):
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          attrs: [{name: a, type: complex128}]
+          inputs: [{name: x, dtype: [float32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, "cases:\n- {case_id: 1, input_shape: [[4]], dtype: [float32]}\n",
+        "def probe_op(x, a=None):\n    return x\n")
+    with pytest.raises(BadInput, match="attr 'a' has unknown type 'complex128'"):
+        load_task(d)
+    code, out, err = cli("tasks", "show", str(d))
+    assert code == 2 and "complex128" in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1
+
+
+# --- optional inputs, tensor lists, None attrs ----------------------------------------------
+
+OPTIONAL_PROTO = """
+    operator:
+      name: ProbeOp
+      attrs: [{name: mode, type: str, default: sum}]
+      inputs:
+      - {name: x, dtype: [float32, float16]}
+      - {name: bias, dtype: [float32, float16], optional: true}
+      - {name: scale, dtype: [float32, float16]}
+      outputs: [{name: y, dtype: [float32, float16]}]
+    """
+# The golden takes its optional inputs by name after the attr, as the public gru does.
+OPTIONAL_GOLDEN = """
+    import torch
+    SEEN = []
+    def probe_op(x, mode='sum', bias=None, scale=None):
+        SEEN.append((bias is None, scale is None, mode))
+        y = x if bias is None else x + bias
+        return y if scale is None else y * scale
+    """
+
+
+def test_null_and_missing_trailing_shapes_are_omitted_optional_inputs(tmp_path):
+    d = _task(tmp_path, OPTIONAL_PROTO, """
+        cases:
+        - {case_id: 1, input_shape: [[4, 8], null, [4, 8]], dtype: [float32, null, float32],
+           value_range: [[-1, 1], null, [2, 3]]}
+        - {case_id: 2, input_shape: [[4, 8], [8]], dtype: [float16, float16]}
+        - {case_id: 3, input_shape: [[4, 8], null, [8]], dtype: [float32, float32], value_range: [[0, 1], [5, 6]]}
+        """, OPTIONAL_GOLDEN)
+    task = load_task(d)
+    c1, c2, c3 = task.cases
+    assert c1.shapes == [(4, 8), None, (4, 8)] and c1.dtypes == ["float32", None, "float32"]
+    assert c1.value_ranges[2] == (2.0, 3.0)
+    assert c2.shapes == [(4, 8), (8,), None] and c2.dtypes == ["float16", "float16", None]
+    # one range per given input: the omitted one is skipped
+    assert c3.value_ranges[0] == (0.0, 1.0) and c3.value_ranges[2] == (5.0, 6.0)
+    assert task.inputs[1].optional and task.inputs[2].optional     # scale: omitted by case 2
+    xs = make_inputs(task, c1)
+    assert xs[1] is None and bool(((xs[2] >= 2) & (xs[2] <= 3)).all())
+    module = task.golden.__globals__
+    module["SEEN"].clear()
+    ref = reference(task, c1, xs)
+    assert module["SEEN"] == [(True, False, "sum")] * 2      # same-precision and fp64 runs
+    assert ref.outputs[0].shape == (4, 8)
+    assert kernel_tensors(xs)[1] is None                     # the kernel gets a null GM address
+
+
+def test_optional_input_named_among_the_attrs_as_null(tmp_path):
+    d = _task(tmp_path, OPTIONAL_PROTO, """
+        cases:
+        - {case_id: 1, input_shape: [[4], [4], [4]], dtype: [float32, float32, float32],
+           attrs: {bias: null}}
+        """, OPTIONAL_GOLDEN)
+    assert load_task(d).case("1").shapes == [(4,), None, (4,)]
+
+
+def test_nested_shapes_are_a_tensor_list_the_golden_gets_as_a_list(tmp_path):
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          attrs: [{name: scalar, type: float, default: 2.0}]
+          inputs:
+          - {name: x, dtype: [float32], is_list: true}
+          - {name: w, dtype: [float32]}
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[[4, 4], [3]], [[2, 2]]], dtype: [float32, [float32]],
+           value_range: [[[0, 1], [0, 1]], [[5, 6]]]}
+        - {case_id: 2, input_shape: [[8], [2]], dtype: [float32]}
+        """, """
+        import torch
+        def probe_op(x, w, scalar=2.0):
+            assert isinstance(x, list) and isinstance(w, list)
+            return torch.stack([t.sum() for t in x]) * scalar + w[0].sum()
+        """)
+    task = load_task(d)
+    c1, c2 = task.cases
+    assert c1.shapes == [[(4, 4), (3,)], [(2, 2)]] and c1.dtypes == ["float32", "float32"]
+    assert c2.shapes == [[(8,)], [(2,)]]             # `w` is a list (case 1), `x` by the proto
+    assert task.inputs[0].is_list and task.inputs[1].is_list
+    assert c1.numel(0) == 19 and c1.value_ranges[1] == (5.0, 6.0)
+    xs = make_inputs(task, c1)
+    assert [tuple(t.shape) for t in xs[0]] == [(4, 4), (3,)]
+    assert reference(task, c1, xs).outputs[0].shape == (2,)
+    flat = kernel_tensors(xs)[0]                     # one GM buffer: the elements in order
+    assert flat.shape == (19,) and torch.equal(flat[16:], xs[0][1])
+    assert check_shapes(task, c1).ok is True
+
+
+def test_tensor_list_elements_of_different_dtypes_are_refused(tmp_path):
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          inputs: [{name: x, dtype: [float32, float16], is_list: true}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, "cases:\n- {case_id: 1, input_shape: [[[4], [4]]], dtype: [[float32, float16]]}\n",
+        "def probe_op(x):\n    return x[0]\n")
+    with pytest.raises(BadInput, match="different dtypes"):
+        load_task(d)
+
+
+def test_none_attr_reaches_the_golden_as_none(tmp_path):
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          attrs:
+          - {name: output_size, type: ListInt, default: [2, 2]}
+          - {name: reduce, type: str}
+          inputs: [{name: x, dtype: [float32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[4]], dtype: [float32], attrs: {output_size: null}}
+        - {case_id: 2, input_shape: [[4]], dtype: [float32], attrs: {output_size: [3, 1]}}
+        """, """
+        import torch
+        def probe_op(x, output_size='golden default', reduce='golden default'):
+            n = 1 if output_size is None else len(output_size) + 10
+            assert reduce == 'golden default'        # unset, no proto default: the golden's own
+            return x[:n]
+        """)
+    task = load_task(d)
+    assert task.case("1").attrs["output_size"] is None and task.case("1").given_none == ("output_size",)
+    assert reference(task, task.case("1"), make_inputs(task, task.case("1"))).outputs[0].shape == (1,)
+    assert reference(task, task.case("2"), make_inputs(task, task.case("2"))).outputs[0].shape == (4,)
+
+
+def test_golden_with_an_attr_between_inputs_is_called_by_name(tmp_path):
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          attrs: [{name: dim, type: Int, default: 0}]
+          inputs: [{name: data, dtype: [float32]}, {name: index, dtype: [int64]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, "cases:\n- {case_id: 1, input_shape: [[4, 3], [2, 3]], dtype: [float32, int64], "
+             "value_range: [[-1, 1], [0, 3]], attrs: {dim: 0}}\n", """
+        import torch
+        def probe_op(data, dim, index):
+            return torch.gather(data, dim, index)
+        """)
+    task = load_task(d)
+    assert reference(task, task.cases[0], make_inputs(task, task.cases[0])).outputs[0].shape == (2, 3)
+
+
+def test_golden_files_get_input_reworks_the_inputs(tmp_path):
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          attrs: [{name: n, type: int, default: 5}]
+          inputs: [{name: x, dtype: [float32]}, {name: idx, dtype: [int32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, "cases:\n- {case_id: 1, input_shape: [[5], [5]], dtype: [float32, int32], "
+             "value_range: [[-1, 1], [-100, 100]]}\n", """
+        import torch
+        def probe_op(x, idx, n=5):
+            return x[idx.long()]
+        def get_input(x, idx, n=5, **kwargs):
+            return [x, torch.randperm(n).to(idx.dtype)]
+        """)
+    task = load_task(d)
+    xs = make_inputs(task, task.cases[0])
+    assert sorted(xs[1].tolist()) == [0, 1, 2, 3, 4]
+    assert torch.equal(xs[1], make_inputs(task, task.cases[0])[1])     # deterministic
+
+
+# --- the golden's shape check ---------------------------------------------------------------
+
+def test_show_names_a_case_whose_shapes_the_golden_cannot_take(tmp_path, cli):
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          inputs: [{name: x1, dtype: [float32]}, {name: x2, dtype: [float32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[4096], [4096]], dtype: [float32, float32]}
+        - {case_id: 2, input_shape: [[4096], [17]], dtype: [float32, float32]}
+        """, "import torch\ndef probe_op(x1, x2):\n    return torch.maximum(x1, x2)\n")
+    task = load_task(d)
+    assert check_shapes(task, task.case("1")).ok is True
+    bad = check_shapes(task, task.case("2"))
+    assert bad.ok is False and "4096" in bad.detail
+    code, _, err = cli("tasks", "show", str(d))
+    assert code == 2 and "case 2" in err and "Traceback" not in err
+
+
+def test_check_runs_the_golden_on_every_case_and_names_the_one_that_raises(tmp_path, cli):
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          attrs: [{name: k, type: int64}]
+          inputs: [{name: x, dtype: [float32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[8]], dtype: [float32], attrs: {k: 2}}
+        - {case_id: 2, input_shape: [[8]], dtype: [float32], attrs: {k: 9}}
+        """, "import torch\ndef probe_op(x, k):\n    return torch.topk(x, int(k)).values\n")
+    code, out, _ = cli("tasks", "check", str(d), "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["golden_ran"] == 1 and doc["cases"] == 2
+    assert doc["tasks"][0]["failed"][0]["case"] == "2"
+
+
+# --- the public suite as it is --------------------------------------------------------------
+
+def _public_tasks() -> list[Path]:
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"{CANNBENCH} is absent (CANN-Bench public tasks beside the repository)")
+    return sorted(p.parent for p in CANNBENCH.glob("tasks/level*/*/proto.yaml"))
+
+
+def test_every_public_task_loads_unchanged():
+    dirs = _public_tasks()
+    assert len(dirs) == 53
+    tasks = [load_task(d) for d in dirs]
+    assert sum(len(t.cases) for t in tasks) == 1060
+    dtypes = {d for t in tasks for s in t.inputs + t.outputs for d in s.dtypes}
+    assert {"int8", "int16", "int32", "int64", "uint8", "bool", "float16", "bfloat16", "float32"} <= dtypes
+
+
+@pytest.mark.parametrize("name", ["level1/foreach_norm", "level3/quant_matmul",
+                                  "level3/moe_finalize_routing", "level2/scatter"])
+def test_public_golden_takes_every_case_shape(name):
+    _public_tasks()
+    task = load_task(CANNBENCH / "tasks" / name)
+    assert all(check_shapes(task, c).ok for c in task.cases)
