@@ -21,6 +21,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chip", default="910B2", help="chip profile (see `cannpilot chips`; default 910B2)")
     p.add_argument("--cases", default="quick", help="quick | all | perf | case ids like 1,3 (default quick)")
     p.add_argument("--timeout", type=float, default=None, help="wall-clock seconds per case (default: 60 s plus 2 µs per input and output element)")
+    p.add_argument("--backend", choices=("sim", "npu", "both"), default="sim",
+                   help="sim: the CPU emulator (times are estimates); npu: CANN + torch_npu on the chip "
+                        "(times measured); both: side by side, estimate and measured per case")
+    p.add_argument("--soc", default=None, help="npu: the SoC to build for (default: the device's)")
+    p.add_argument("--calibration-out", metavar="CSV", default=None,
+                   help="both: write estimate/measured per case in the calibration file's format")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout")
     p.set_defaults(handler=run)
 
@@ -29,6 +35,9 @@ def run(args: argparse.Namespace) -> int:
     from copilot.backends.sim import check_kernel
 
     progress = (lambda msg: print(f"cannpilot check: {msg}", file=sys.stderr, flush=True))
+    backend = getattr(args, "backend", "sim")
+    if backend != "sim":
+        return _run_npu(args, backend, progress)
     report = check_kernel(args.kernel, args.task, chip=args.chip, cases=args.cases,
                           timeout=args.timeout, progress=progress)
     if args.json:
@@ -110,3 +119,47 @@ def render(report, console=None) -> None:
         _pipe_timeline(con, report)
     con.print(f"[dim]build {report.build_seconds:.2f} s{' (cached)' if report.build_cached else ''}, "
               f"emulation {report.run_seconds:.2f} s[/]")
+
+
+def _run_npu(args, backend: str, progress) -> int:
+    """--backend npu | both (docs/npu-backend.md)."""
+    from copilot.backends.npu.compare import npu_config_for_cli, side_by_side, write_calibration
+    from copilot.backends.npu.runner import check_kernel as npu_check
+    from copilot.tasks import load_task
+
+    task = load_task(args.task)
+    cfg = npu_config_for_cli(args.soc)
+    npu = npu_check(args.kernel, task, chip=args.chip, cases=args.cases, config=cfg, progress=progress)
+    if backend == "npu":
+        if args.json:
+            json.dump(npu.to_json(), sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            print(f"{args.kernel} on {task.name} (npu, {cfg.soc}): "
+                  + ("correct" if npu.correct else "did not compile" if not npu.compiled else "NOT correct"))
+            for d in npu.diagnostics:
+                print(f"  {d.severity} {d.id}" + (f" (line {d.line})" if d.line else "") + f": {d.message}")
+            for c in npu.cases:
+                meas = f"{c.measured_us:.2f} us meas." if getattr(c, "measured_us", None) else "-"
+                print(f"  case {c.id}: {'pass' if c.passed else 'FAIL'}  {meas}  {c.message[:100]}")
+        return 0 if npu.compiled and npu.correct else 1
+    from copilot.backends.sim import check_kernel
+
+    sim = check_kernel(args.kernel, task, chip=args.chip, cases=args.cases, timeout=args.timeout, progress=progress)
+    rows = side_by_side(sim, npu)
+    if args.calibration_out:
+        from pathlib import Path
+
+        write_calibration(Path(args.calibration_out), task, args.chip, rows)
+    if args.json:
+        json.dump({"sim": sim.to_json(), "npu": npu.to_json(), "cases": rows}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(f"{args.kernel} on {task.name}: sim {'correct' if sim.correct else 'NOT correct'}, "
+              f"npu {'correct' if npu.correct else 'NOT correct'}")
+        print(f"{'case':>6} {'est. us (sim)':>14} {'meas. us (npu)':>15} {'est/meas':>9}")
+        for r in rows:
+            f = (lambda x, p=2: "-" if x is None else f"{x:.{p}f}")
+            print(f"{r['case']:>6} {f(r['est_us']):>14} {f(r['measured_us']):>15} {f(r['ratio_est_over_measured'], 3):>9}")
+    ok = sim.compiled and sim.correct and npu.compiled and npu.correct
+    return 0 if ok else 1

@@ -36,44 +36,36 @@ def _cmd_version(cmd: list[str]) -> str | None:
     return text[0] if text else None
 
 
-def _torch_npu() -> dict:
-    if importlib.util.find_spec("torch_npu") is None:
-        return {"installed": False, "importable": False, "detail": "not installed (extra: cannpilot[npu])"}
+def _setting_backend() -> str:
+    from copilot.config import load_settings
+    from copilot.errors import CannpilotError
+
     try:
-        out = subprocess.run([sys.executable, "-c", "import torch, torch_npu; print(torch.npu.is_available())"],
-                             capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        return {"installed": True, "importable": False, "detail": "import timed out"}
-    if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["import failed"])[-1]
-        return {"installed": True, "importable": False, "detail": last}
-    return {"installed": True, "importable": True, "detail": f"npu available: {out.stdout.strip()}"}
+        return load_settings().backend
+    except CannpilotError:
+        return "sim"
 
 
 def collect() -> dict:
     import torch
 
-    cann_home = os.environ.get("ASCEND_HOME_PATH") or os.environ.get("ASCEND_TOOLKIT_HOME")
-    bisheng = shutil.which("bisheng")
+    from copilot.backends.npu.toolchain import chosen_backend, probe
+
+    stack = probe()
+    setting = _setting_backend()
+    backend, why = chosen_backend(setting, stack)
     report = {
         "python": platform.python_version(),
         "platform": f"{platform.system()} {platform.machine()}",
         "gxx": _cmd_version(["g++", "--version"]),
         "torch": torch.__version__,
-        "cann": {
-            "ascend_home_path": cann_home,
-            "bisheng": bisheng,
-            "bisheng_version": _cmd_version(["bisheng", "--version"]) if bisheng else None,
-            "msopgen": shutil.which("msopgen"),
-        },
-        "torch_npu": _torch_npu(),
+        "npu": stack.to_json(),
+        "cann": {"ascend_home_path": stack.cann_home, "version": stack.cann_version, "bisheng": stack.compiler},
         "llm_keys_present": [k for k in PROVIDER_KEYS if os.environ.get(k)],
         "sandbox": _sandbox(),
     }
-    report["backends"] = {
-        "sim": bool(report["gxx"]),
-        "npu": bool(bisheng and report["torch_npu"]["importable"]),
-    }
+    report["backends"] = {"sim": bool(report["gxx"]), "npu": stack.ready}
+    report["session_backend"] = {"setting": setting, "backend": backend, "why": why}
     return report
 
 
@@ -95,18 +87,27 @@ def run(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     con = Console()
-    ok, bad = "[green]ok[/green]", "[red]missing[/red]"
+    bad = "[red]missing[/red]"
     con.print(f"[bold]Python[/bold]     {report['python']} on {report['platform']}")
     con.print(f"[bold]g++[/bold]        {report['gxx'] or bad}  (needed by the sim backend)")
     con.print(f"[bold]torch[/bold]      {report['torch']}")
-    cann = report["cann"]
-    con.print(f"[bold]CANN[/bold]       ASCEND_HOME_PATH={cann['ascend_home_path'] or '(unset)'}; "
-              f"bisheng {cann['bisheng'] or 'not on PATH'}; msopgen {cann['msopgen'] or 'not on PATH'}")
-    tn = report["torch_npu"]
-    con.print(f"[bold]torch_npu[/bold]  {ok if tn['importable'] else bad}: {escape(tn['detail'])}")
+    n = report["npu"]
+    con.print(f"[bold]CANN[/bold]       {escape(n['cann_home'] or 'not found')}"
+              + (f", version {escape(n['cann_version'] or 'unknown')}" if n["cann_home"] else ""))
+    con.print(f"[bold]compiler[/bold]   bisheng {escape(n['compiler'] or 'missing')}; cmake {escape(n['cmake'] or 'missing')}")
+    con.print(f"[bold]SoC[/bold]        {escape(n['device_name'] or 'no device')}"
+              + (f" -> {n['soc']}" if n["soc"] else "")
+              + f" (npu-smi {'found' if n['npu_smi'] else 'not on PATH'})")
+    con.print(f"[bold]devices[/bold]    {len(n['devices'])} found, free: {', '.join(map(str, n['free_devices'])) or 'none'}")
+    tn = n["torch_npu"] or (f"does not import: {n['torch_npu_error']}" if n["torch_npu_error"] else "not installed")
+    con.print(f"[bold]torch_npu[/bold]  {escape(tn)} (torch {report['torch']})")
     keys = report["llm_keys_present"]
     con.print(f"[bold]LLM keys[/bold]   {', '.join(keys) if keys else 'none set (the offline agent works without)'}")
     con.print("[bold]sandbox[/bold]    " + escape("; ".join(f"{k}: {v}" for k, v in report["sandbox"].items())))
     backends = ", ".join(f"{k} {'available' if v else 'unavailable'}" for k, v in report["backends"].items())
     con.print(f"[bold]backends[/bold]   {backends}")
+    sb = report["session_backend"]
+    con.print(f"[bold]sessions[/bold]   will use [bold]{sb['backend']}[/bold] (backend: {sb['setting']}; {escape(sb['why'])})")
+    for line in n["missing"]:
+        con.print(f"[yellow]missing[/yellow]    {escape(line)}")
     return 0
