@@ -395,7 +395,8 @@ def test_every_new_rule_id_has_a_breaking_scenario_and_a_card():
 @pytest.mark.parametrize("kernel,task", [("gather_i32_index.cpp", "gather_i32_index"),
                                          ("maximum_i32_bcast.cpp", "maximum_i32_bcast"),
                                          ("sum_all_atomic.cpp", "sum_all_atomic"),
-                                         ("sum_all_syncall.cpp", "sum_all_atomic")])
+                                         ("sum_all_syncall.cpp", "sum_all_atomic"),
+                                         ("sum_all_chain.cpp", "sum_all_atomic")])
 def test_hand_written_kernel_passes_every_case(kernel: str, task: str):
     from copilot.backends.sim import check_kernel
 
@@ -452,7 +453,9 @@ def test_registry_statuses_follow_the_headers():
                  "CreateVecIndex", "Add", "Cast", "Duplicate", "Select", "AddRelu", "SubRelu", "FusedMulAdd",
                  "MulAddDst", "Axpy"):
         assert by[("memory vector compute", name)]["status"] == "emulated", name
-    for fam, name in (("atomics", "SetAtomicAdd"), ("atomics", "SetAtomicMax"), ("atomics", "SetAtomicMin"),
+    for fam, name in (("synchronisation", "IBSet"), ("synchronisation", "IBWait"),
+                      ("synchronisation", "NotifyNextBlock"), ("synchronisation", "WaitPreBlock"),
+                      ("synchronisation", "InitDetermineComputeWorkspace"), ("atomics", "SetAtomicAdd"), ("atomics", "SetAtomicMax"), ("atomics", "SetAtomicMin"),
                       ("synchronisation", "SyncAll"), ("index", "Arange"), ("data movement", "DataCopyPad")):
         assert by[(fam, name)]["status"] == "emulated", name
     gather = by[("memory vector compute", "Gather")]

@@ -163,6 +163,8 @@ static void syncall_workspace() {
     SyncAll(ws, u.Get<int32_t>(4));  // EXPECT: L2.SYNCALL_WORKSPACE
     ws.SetGlobalBuffer(g_int, 8);
     SyncAll(ws, u.Get<int32_t>(), 2);  // EXPECT: L2.SYNCALL_CORES
+    IBSet(ws, u.Get<int32_t>(), 0, 3);  // EXPECT: L2.SYNCALL_WORKSPACE
+    IBWait(ws, u.Get<int32_t>(), 0, 0);  // EXPECT: L2.SYNCALL_WORKSPACE
 }
 // SCENARIO: end
 

@@ -185,9 +185,9 @@ def _scan(include: Path) -> tuple[dict[str, tuple[str, frozenset[str]]], frozens
     for text in texts.values():
         macros.update(_macro_bodies(text))
     for fname, text in texts.items():
-        for m in _DECLARED.finditer(text):
-            declared.add(m.group(1) or m.group(2))
         code = re.sub(r"#define[^\n]*(?:\\\n[^\n]*)*", "", text)   # macro bodies are read separately
+        for m in _DECLARED.finditer(code):
+            declared.add(m.group(1) or m.group(2))
         for m in _FUNC.finditer(code):
             if re.match(r"[^{;]*\)\s*(?:const\s*)?\{\s*(?:cannsim::)?unknown_api\(", code[m.end() - 1:m.end() + 400]):
                 continue

@@ -17,10 +17,14 @@ namespace cannsim::mc {
 constexpr uint32_t kMaxBlocks = 1024;
 enum BlockState : uint32_t { Running = 0, Ended = 1, NotRun = 2 };
 
+constexpr uint32_t kIbEvents = 8;
+
 struct Shared {
     uint32_t blocks = 0;
     std::atomic<uint32_t> arrived[kMaxBlocks];
     std::atomic<uint32_t> state[kMaxBlocks];
+    std::atomic<uint32_t> ib_set[kMaxBlocks][kIbEvents];   // IBSet calls per (block, event)
+    std::atomic<uint32_t> notified[kMaxBlocks];            // NotifyNextBlock calls per block
 };
 
 inline Shared*& shared() {
@@ -28,8 +32,8 @@ inline Shared*& shared() {
     return s;
 }
 
-// Set at static-initialisation time when the candidate instantiates SyncAll (sync.h): the launcher
-// then starts every block at once, as the hardware barrier needs.
+// Set at static-initialisation time when the candidate instantiates SyncAll or another cross-block
+// wait (sync.h): the launcher then starts every block at once, as those waits need.
 inline bool& uses_sync_all_flag() {
     static bool on = false;
     return on;
@@ -46,6 +50,8 @@ inline bool setup(uint32_t blocks, const bool* run) {
     for (uint32_t b = 0; b < blocks; ++b) {
         s->arrived[b].store(0);
         s->state[b].store(run[b] ? Running : NotRun);
+        s->notified[b].store(0);
+        for (uint32_t e = 0; e < kIbEvents; ++e) s->ib_set[b][e].store(0);
     }
     shared() = s;
     return true;

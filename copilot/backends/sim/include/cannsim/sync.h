@@ -125,3 +125,117 @@ inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<
 }
 
 }  // namespace AscendC
+
+// Block-to-block flags: IBSet/IBWait (event per block), NotifyNextBlock/WaitPreBlock (a chain in
+// block order, after InitDetermineComputeWorkspace). The k-th wait is satisfied by the k-th set of
+// the awaited block; waiting on a block that ended without it is L2.SYNCALL_MISMATCH (fatal: the
+// chip hangs). The GM workspace contents are not modelled (the flags live in the shared page); its
+// documented minimum sizes are checked (L2.SYNCALL_WORKSPACE). Count-only launches do not wait.
+namespace cannsim {
+
+inline uint32_t& ib_consumed(int64_t block, int32_t event) {
+    static uint32_t c[mc::kMaxBlocks][mc::kIbEvents] = {};
+    return c[block][event];
+}
+inline uint32_t& pre_consumed() {
+    static uint32_t c = 0;
+    return c;
+}
+
+inline void check_ib_workspace(const char* api, uint64_t gm_elems, uint64_t gm_need, uint32_t ub_elems,
+                               uint32_t ub_need, const SrcLoc& loc) {
+    if (gm_elems < gm_need)
+        report("L2.SYNCALL_WORKSPACE", Severity::Error, api, loc.line(),
+               fmt("%s gmWorkspace holds %llu int32 but needs %llu", api, (unsigned long long)gm_elems,
+                   (unsigned long long)gm_need));
+    if (ub_elems < ub_need)
+        report("L2.SYNCALL_WORKSPACE", Severity::Error, api, loc.line(),
+               fmt("%s ubWorkspace holds %u int32 but needs %u", api, ub_elems, ub_need));
+}
+
+// Wait until `count()` > `seen` or the awaited block `who` has ended.
+template <typename Count>
+inline void wait_flag_of(const char* api, int64_t who, uint32_t seen, Count count, const char* what, const SrcLoc& loc) {
+    mc::Shared* sh = mc::shared();
+    if (count_only() || !sh || who < 0 || who >= static_cast<int64_t>(sh->blocks)) return;
+    for (;;) {
+        if (count() > seen) return;
+        const uint32_t s = sh->state[who].load();
+        if (s == mc::NotRun) return;
+        if (s == mc::Ended && count() <= seen)
+            report("L2.SYNCALL_MISMATCH", Severity::Error, api, loc.line(),
+                   fmt("block %lld waits for %s of block %lld, which ended without it: on the chip this wait never "
+                       "ends", (long long)detail::state().block_idx, what, (long long)who),
+                   true);
+        mc::pause_briefly();
+    }
+}
+
+}  // namespace cannsim
+
+namespace AscendC {
+
+// @api IBSet IBWait InitDetermineComputeWorkspace NotifyNextBlock WaitPreBlock
+template <bool isAIVOnly = true>
+inline void IBSet(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace, int32_t blockIdx,
+                  int32_t eventID, CANNSIM_LOC) {
+    (void)cannsim::SyncAllUse<0>::registered;
+    const int64_t blocks = cannsim::detail::state().block_num;
+    if (gmWorkspace.sized_)
+        cannsim::check_ib_workspace("IBSet", gmWorkspace.GetSize(),
+                                    (uint64_t(blocks) * (eventID + 1) + blockIdx + 1) * 8, ubWorkspace.GetSize(), 8, loc);
+    cannsim::record_cost(PIPE_MTE3, "IBSet", cannsim::DT_I32, 8, 32);
+    cannsim::mc::Shared* sh = cannsim::mc::shared();
+    if (!sh || cannsim::count_only() || blockIdx < 0 || blockIdx >= static_cast<int64_t>(sh->blocks) || eventID < 0 ||
+        eventID >= static_cast<int32_t>(cannsim::mc::kIbEvents))
+        return;
+    sh->ib_set[blockIdx][eventID].fetch_add(1);
+}
+template <bool isAIVOnly = true>
+inline void IBWait(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace, int32_t blockIdx,
+                   int32_t eventID, CANNSIM_LOC) {
+    (void)cannsim::SyncAllUse<0>::registered;
+    const int64_t blocks = cannsim::detail::state().block_num;
+    if (gmWorkspace.sized_)
+        cannsim::check_ib_workspace("IBWait", gmWorkspace.GetSize(),
+                                    (uint64_t(blocks) * (eventID + 1) + blockIdx + 1) * 8, ubWorkspace.GetSize(), 8, loc);
+    cannsim::record_cost(PIPE_MTE2, "IBWait", cannsim::DT_I32, 8, 32);
+    cannsim::mc::Shared* sh = cannsim::mc::shared();
+    if (!sh || blockIdx < 0 || blockIdx >= static_cast<int64_t>(sh->blocks) || eventID < 0 ||
+        eventID >= static_cast<int32_t>(cannsim::mc::kIbEvents))
+        return;
+    uint32_t& seen = cannsim::ib_consumed(blockIdx, eventID);
+    cannsim::wait_flag_of("IBWait", blockIdx, seen, [&] { return sh->ib_set[blockIdx][eventID].load(); }, "an IBSet", loc);
+    ++seen;
+}
+inline void InitDetermineComputeWorkspace(GlobalTensor<int32_t>& gmWorkspace, LocalTensor<int32_t>& ubWorkspace,
+                                          CANNSIM_LOC) {
+    (void)cannsim::SyncAllUse<0>::registered;
+    const uint64_t blocks = static_cast<uint64_t>(cannsim::detail::state().block_num);
+    if (gmWorkspace.sized_)
+        cannsim::check_ib_workspace("InitDetermineComputeWorkspace", gmWorkspace.GetSize(), blocks * 8,
+                                    ubWorkspace.GetSize(), static_cast<uint32_t>(blocks * 8 + 8), loc);
+    cannsim::record_cost(PIPE_MTE3, "InitDetermineComputeWorkspace", cannsim::DT_I32, blocks * 8, blocks * 32);
+}
+inline void NotifyNextBlock(GlobalTensor<int32_t>& gmWorkspace, LocalTensor<int32_t>& ubWorkspace, CANNSIM_LOC) {
+    (void)cannsim::SyncAllUse<0>::registered;
+    (void)gmWorkspace; (void)ubWorkspace; (void)loc;
+    cannsim::record_cost(PIPE_MTE3, "NotifyNextBlock", cannsim::DT_I32, 8, 32);
+    cannsim::mc::Shared* sh = cannsim::mc::shared();
+    const int64_t me = cannsim::detail::state().block_idx;
+    if (sh && !cannsim::count_only() && me >= 0 && me < static_cast<int64_t>(sh->blocks)) sh->notified[me].fetch_add(1);
+}
+inline void WaitPreBlock(GlobalTensor<int32_t>& gmWorkspace, LocalTensor<int32_t>& ubWorkspace, CANNSIM_LOC) {
+    (void)cannsim::SyncAllUse<0>::registered;
+    (void)gmWorkspace; (void)ubWorkspace;
+    cannsim::record_cost(PIPE_MTE2, "WaitPreBlock", cannsim::DT_I32, 8, 32);
+    cannsim::mc::Shared* sh = cannsim::mc::shared();
+    const int64_t me = cannsim::detail::state().block_idx;
+    if (!sh || me <= 0) return;
+    uint32_t& seen = cannsim::pre_consumed();
+    cannsim::wait_flag_of("WaitPreBlock", me - 1, seen, [&] { return sh->notified[me - 1].load(); },
+                          "a NotifyNextBlock", loc);
+    ++seen;
+}
+
+}  // namespace AscendC
