@@ -473,6 +473,59 @@ def test_rms_norm_and_layer_norm_rows(arena: Arena, dtype: str):
     np.testing.assert_allclose(arena.get(5120, NP[dtype], b * s), xv.var(-1, unbiased=False).numpy().ravel(), **tol)
 
 
+# ---------------------------------------------------------------- quantization
+
+def ref_quant(x, scale, offset):
+    h = lambda v: np.asarray(v, np.float64).astype(np.float16).astype(np.float64)  # noqa: E731
+    y = h(h(h(x) * h(scale)) + h(offset))
+    out = np.clip(np.rint(np.nan_to_num(y, nan=0.0, posinf=127, neginf=-128)), -128, 127)
+    return out.astype(np.int8)
+
+
+@pytest.mark.parametrize("dtype", ["float", "half"])
+def test_ascend_quant_rounds_half_to_even_and_saturates(arena: Arena, dtype: str):
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 200, -300, np.nan, np.inf, -np.inf, 3.2, -7.7] * 8, NP[dtype])
+    arena.put(0, x)
+    arena.run("AscendQuant", dtype, o0=0, od=4096, ot=8192, st=1024, n=len(x), tmp=1, scale=1.0, offset=0.0)
+    np.testing.assert_array_equal(arena.get(4096, np.int8, len(x)), ref_quant(x, 1.0, 0.0))
+    arena.run("AscendQuant", dtype, o0=0, od=4096, n=len(x), scale=0.37, offset=1.25)
+    np.testing.assert_array_equal(arena.get(4096, np.int8, len(x)), ref_quant(x, 0.37, 1.25))
+    sc = np.linspace(0.1, 2, 16).astype(NP[dtype]); of = np.linspace(-3, 3, 16).astype(NP[dtype])
+    arena.put(1024, sc); arena.put(2048, of)
+    arena.run("AscendQuant", dtype, o0=0, o1=1024, o2=2048, od=4096, ot=8192, st=1024, n=len(x), perchannel=1,
+              sc=16, oc=16)
+    idx = np.arange(len(x)) % 16
+    np.testing.assert_array_equal(arena.get(4096, np.int8, len(x)), ref_quant(x, sc[idx], of[idx]))
+
+
+def test_ascend_dequant_rows_and_antiquant(arena: Arena):
+    rng = np.random.default_rng(11)
+    m, n, cal = 3, 16, 12
+    src = rng.integers(-2**31, 2**31 - 1, (m, n), dtype=np.int64).astype(np.int32)
+    src[0, :3] = [np.iinfo(np.int32).min, np.iinfo(np.int32).max, 0]
+    scale = rng.uniform(-1e-3, 1e-3, n).astype(np.float32)
+    arena.put(0, src); arena.put(1024, scale)
+    arena.run("AscendDequant", "float", o0=0, o1=1024, od=4096, ot=8192, st=1024, m=m, ncols=n, cal=cal)
+    got = arena.get(4096, np.float32, m * n).reshape(m, n)[:, :cal]
+    np.testing.assert_array_equal(got, src[:, :cal].astype(np.float32) * scale[:cal])
+    arena.run("AscendDequant", "half", o0=0, o1=1024, od=4096, ot=8192, st=1024, m=m, ncols=n, cal=cal)
+    got = arena.get(4096, np.float16, m * 16).reshape(m, 16)[:, :cal]
+    np.testing.assert_array_equal(got, (src[:, :cal].astype(np.float32) * scale[:cal]).astype(np.float16))
+    k, cols = 4, 32
+    q = rng.integers(-128, 128, (k, cols)).astype(np.int8)
+    q[0, :2] = [-128, 127]
+    off = rng.uniform(-2, 2, cols).astype(np.float16); sc = rng.uniform(0, 1, cols).astype(np.float16)
+    arena.put(0, q); arena.put(1024, off); arena.put(2048, sc)
+    arena.run("AscendAntiQuant", "half", o0=0, s0=k * cols, o1=1024, s1=cols, o2=2048, s2=cols, od=4096, ot=8192,
+              st=1024, k=k)
+    want = ((q.astype(np.float32) + off.astype(np.float32)) * sc.astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(arena.get(4096, np.float16, k * cols).reshape(k, cols), want)
+    arena.run("AscendAntiQuant", "half", o0=0, s0=k * cols, od=4096, ot=8192, st=1024, k=k, scalar=1, offset=1.0,
+              scale=0.5)
+    want = ((q.astype(np.float32) + 1.0) * 0.5).astype(np.float16)
+    np.testing.assert_array_equal(arena.get(4096, np.float16, k * cols).reshape(k, cols), want)
+
+
 # ---------------------------------------------------------------- a hand-written kernel
 
 @pytest.mark.slow

@@ -81,6 +81,24 @@ template <typename T> static bool run_math(const std::string& op) {
         }
         return true;
     }
+    if (op == "AscendQuant") {
+        auto q = at<int8_t>("od");
+        if (I("perchannel")) AscendQuant(q, x, t, at<T>("o1"), at<T>("o2"), (uint32_t)I("sc"), (uint32_t)I("oc"), n);
+        else if (tmp) AscendQuant(q, x, t, (float)F("scale"), (float)F("offset"), n);
+        else AscendQuant(q, x, (float)F("scale"), (float)F("offset"), n);
+        return true;
+    }
+    if (op == "AscendDequant") {
+        DequantParams p{(uint32_t)I("m", 1), (uint32_t)I("ncols"), (uint32_t)I("cal")};
+        AscendDequant<T, float>(d, at<int32_t>("o0"), at<float>("o1"), t, p);
+        return true;
+    }
+    if (op == "AscendAntiQuant") {
+        auto src = at<int8_t>("o0", "s0");
+        if (I("scalar")) AscendAntiQuant<int8_t, T>(d, src, T(F("offset")), T(F("scale")), t, (uint32_t)I("k"));
+        else AscendAntiQuant<int8_t, T>(d, src, at<T>("o1", "s1"), at<T>("o2", "s2"), t, (uint32_t)I("k"));
+        return true;
+    }
     if (op == "Log") { Log(d, x, n); return true; }
     if (op == "Log2") { Log2(d, x, n); return true; }
     if (op == "Log10") { Log10(d, x, n); return true; }

@@ -241,6 +241,17 @@ static void rmsnorm_dtype() {
     GetRmsNormTilingInfo(ge::Shape({1, 8, 64}), ge::Shape({1, 8, 64}), 4096, 4, tiling);
     RmsNorm(u.c.Get<int32_t>(), u.a.Get<int32_t>(), u.b.Get<int32_t>(), 1, tiling);  // EXPECT: L2.DTYPE_UNSUPPORTED
 }
+// SCENARIO: quant_channel_count
+static void quant_channel_count() {
+    Ub u;
+    AscendQuant(u.c.Get<int8_t>(), u.a.Get<float>(), u.b.Get<float>(), u.b.Get<float>()[64], 48, 48, 100);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: dequant_params
+static void dequant_params() {
+    Ub u;
+    AscendDequant<float, float>(u.c.Get<float>(), u.a.Get<int32_t>(), u.b.Get<float>(), DequantParams{2, 12, 8});  // EXPECT: L2.API_PARAM
+}
 // SCENARIO: end
 
 int main(int argc, char** argv) {
@@ -259,7 +270,7 @@ int main(int argc, char** argv) {
     S(topk_small_inner) S(topk_tiling_mismatch) S(topk_tmp_small) S(topk_overlap) S(sort_310p)
     S(math_tmp_small) S(math_in_place) S(math_tmp_overlap) S(math_dtype) S(math_ub_bounds)
     S(softmax_unaligned_k) S(softmax_tmp_small) S(softmax_no_shape) S(rmsnorm_tmp_overlap) S(layernorm_no_tiling)
-    S(rmsnorm_dtype)
+    S(rmsnorm_dtype) S(quant_channel_count) S(dequant_params)
 #ifdef HL_RULES_MORE
     HL_RULES_MORE
 #endif

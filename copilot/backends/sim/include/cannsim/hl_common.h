@@ -38,7 +38,9 @@ inline const ApiDtypes kHlApiDtypes[] = {
     {"ReGlu", HL_FLOATS_BF16, HL_FLOATS_BF16, HL_FLOATS}, {"SwiGLU", HL_FLOATS_BF16, HL_FLOATS_BF16, HL_FLOATS},
     {"SoftMax", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"SimpleSoftMax", HL_FLOATS, HL_FLOATS, HL_FLOATS},
     {"LogSoftMax", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"RmsNorm", HL_FLOATS, HL_FLOATS_BF16, HL_FLOATS},
-    {"LayerNorm", HL_FLOATS, HL_FLOATS_BF16, HL_FLOATS},
+    {"LayerNorm", HL_FLOATS, HL_FLOATS_BF16, HL_FLOATS}, {"AscendQuant", HL_FLOATS, HL_FLOATS_BF16, HL_FLOATS},
+    {"AscendDequant", HL_FLOATS_BF16, HL_FLOATS_BF16, HL_FLOATS},
+    {"AscendAntiQuant", HL_FLOATS_BF16 & ~DT_F32, HL_FLOATS_BF16 & ~DT_F32, DT_F16},
 };
 
 // The library's dtype rule at the caller's line (the basic APIs' table is dtype_table.h).
