@@ -247,3 +247,31 @@ def test_check_backend_both_writes_calibration_rows(tmp_path, add_src, small, mo
     lines = out_csv.read_text().splitlines()
     assert lines[0] == "op,case,input_shapes,dtypes,attrs,measured_us_910b2,t_hw_us_910b2,est_us_910b2"
     assert lines[1].startswith(f"add,{small.id},")
+
+
+def test_session_runs_end_to_end_on_the_fake_device(tmp_path, monkeypatch, cli):
+    """`run --backend npu`: every candidate built with the fake toolchain and measured on the
+    fake device; the session's best is labelled measured."""
+    from tests.conftest import VALID_TASK
+    from tests.fakes.fake_cann import fake_cann_home
+
+    task = tmp_path / "scaled_tanh"
+    shutil.copytree(VALID_TASK, task)
+    (task / "cases.yaml").write_text("cases:\n- {case_id: 1, input_shape: [[64, 256]], dtype: [float32], "
+                                     "attrs: {scale: 0.5}, value_range: [-4, 4]}\n")
+    env = fake_cann_home(tmp_path / "machine")
+    for k in ("ASCEND_HOME_PATH", "PATH", "PYTHONPATH"):
+        monkeypatch.setenv(k, env[k])
+    monkeypatch.syspath_prepend(str(SITE))
+    monkeypatch.setenv("CANNPILOT_NPU_BUILD_RUNNER", "tests.fakes.fake_cann:run_build")
+    monkeypatch.setenv("CANNPILOT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CANNPILOT_CONFIG_DIR", str(tmp_path / "cfg"))
+    code, out, err = cli("run", "--task", str(task), "--rounds", "1", "--variants", "1", "--backend", "npu",
+                         "--store", str(tmp_path / "s.sqlite"), "--session", "npu1", "--json")
+    assert code == 0, err[-3000:]
+    assert json.loads(out)
+    from sessions import SessionStore
+
+    cands = SessionStore(tmp_path / "s.sqlite", create=False).session_record("npu1")["candidates"]
+    passed = [c for c in cands if c["status"] == "passed"]
+    assert passed and all(c["timing"] == "measured" and c["time_us"] > 0 for c in passed)

@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--decide", choices=("auto", "prompt"), default="auto",
                    help="between rounds: continue automatically, or ask in the terminal")
     p.add_argument("--target-speedup", type=float, help="stop once the best is this much faster than the baseline")
+    p.add_argument("--backend", choices=("sim", "npu", "auto"), default=None,
+                   help="sim (emulator, estimates), npu (CANN + torch_npu, measured) or auto (npu when "
+                        "`doctor` finds it complete); default: settings, else sim")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--store", help="session store file (default: the user data dir; env CANNPILOT_STORE)")
     p.add_argument("-o", "--output", help="write the best kernel here")
@@ -61,14 +64,19 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings().with_flags({
         "--chip": ("chip", args.chip), "--rounds": ("rounds", args.rounds),
         "--variants": ("variants", args.variants), "--agent": ("model", args.agent),
-        "--store": ("store", args.store)})
+        "--store": ("store", args.store), "--backend": ("backend", args.backend)})
     store = SessionStore(settings.store_path())
     if args.session and args.session in store.session_names():
         engine, cfg = resume_engine(store, args.session, [store, _Progress()], _policy(args.decide),
                                     rounds=settings.rounds)
         return execute(engine, cfg, store, args.output, args.json)
     task = load_task(args.task)
-    cfg = SessionConfig(task=task, agent=settings.model or "offline", chip=settings.chip,
+    backend = settings.backend
+    if backend == "auto":
+        from copilot.backends.npu.toolchain import chosen_backend, probe
+
+        backend = chosen_backend("auto", probe())[0]
+    cfg = SessionConfig(task=task, agent=settings.model or "offline", chip=settings.chip, backend=backend,
                         rounds=settings.rounds, variants=settings.variants,
                         name=args.session, seed=args.seed, target_speedup=args.target_speedup)
     engine = new_engine(cfg, [store, _Progress()], _policy(args.decide))

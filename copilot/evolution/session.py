@@ -61,6 +61,12 @@ def make_evaluator(cfg: SessionConfig):
         from copilot.evolution.evaluate import SimEvaluator
 
         return SimEvaluator(chip=cfg.chip, seed=cfg.seed)
+    if cfg.backend == "npu":
+        from copilot.backends.npu.compare import npu_config_for_cli
+        from copilot.backends.npu.evaluate import NpuEvaluator
+
+        return NpuEvaluator(npu_config_for_cli(cfg.extra.get("soc"), cfg.session_name()), chip=cfg.chip,
+                            seed=cfg.seed)
     raise Unsupported(f"backend '{cfg.backend}' is not available on this machine (see `cannpilot doctor`)")
 
 
