@@ -26,7 +26,6 @@ from copilot.events import (
     SessionFinished,
     SessionStarted,
 )
-from sessions.state import encode_random
 
 STRATEGIES = ["L3.DOUBLE_BUFFER", "L3.TILE_SIZE", "L3.MULTICORE_BALANCE", "L3.UB_PARTITION",
               "L3.UPCAST_POLICY", "L3.ROW_MERGE", "L3.SPLIT_D", "L3.GM_ALIGN_512"]
@@ -191,7 +190,3 @@ def emit_session(emit: Callable[[Event], object], name: str, *, rounds: int = 3,
         best = min(passing) if passing else None
         emit(SessionFinished(session=name, status="finished", best_id=best[1] if best else None,
                              reason=f"max rounds ({rounds})", at=at()))
-
-
-def python_random_state(seed: int) -> dict:
-    return encode_random(random.Random(seed))
