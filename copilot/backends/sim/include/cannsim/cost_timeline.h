@@ -116,10 +116,10 @@ public:
         ++cost_.instructions;
     }
 
-    // A scalar access of GM: a scalar access plus a DMA latency (no cache is modelled), its bytes
-    // part of the core's GM traffic.
+    // A scalar access of GM: costed as a scalar access of UB (no data cache is modelled), its
+    // bytes part of the core's GM traffic, so an element-by-element loop over GM is not free.
     void gm_scalar_access(double bytes, bool write) {
-        const double t = p_.scalar_access_cycles + p_.dma_latency_cycles;
+        const double t = p_.scalar_access_cycles;
         s_time_ += t;
         cost_.busy[S] += t;
         if (write) cost_.gm_bytes_out += bytes; else cost_.gm_bytes_in += bytes;
