@@ -303,9 +303,26 @@ def test_public_goldens_capture_as_written():
         assert ok and why == pattern, (rel, why)
 
 
-def test_rows_that_fit_are_loaded_once_for_every_pass():
-    """rms_norm reads x in both passes: in MODE_ROWS the second pass reuses the resident tile."""
+def test_rows_that_fit_are_loaded_once_and_gamma_is_staged_once_per_core():
+    """rms_norm reads x in both passes: in MODE_ROWS the second pass reuses the resident tile;
+    gamma (one row's worth in every case) is copied in on the core's first tile only."""
     src = lower("rms_norm").source
     assert "if (td_.mode != MODE_ROWS) {   // whole rows: still resident from pass 0" in src
-    copy_in = src.split("__aicore__ inline void CopyIn(")[1].split("}\n    }")[0]
-    assert "if (pass == 1) { CopyLoad1(row0, nr, col0, cw, pitch); if (td_.mode != MODE_ROWS) { CopyLoad0(" in copy_in
+    copy_in = src.split("__aicore__ inline void CopyIn(")[1].split("\n    }\n")[0]
+    assert ("if (pass == 1) { if (td_.mode != MODE_ROWS) { CopyLoad0(row0, nr, col0, cw, pitch); } "
+            "if (td_.mode != MODE_ROWS || !staged_) { CopyLoad1(row0, nr, col0, cw, pitch); } }") in copy_in
+    assert "staged_ = true;" in src
+    assert "staged_" not in lower("softmax").source        # nothing there is the same for every row
+
+
+def test_split_along_an_attr_axis_is_a_run_time_rule():
+    """swi_glu chunks its input along `dim` (-1, 0, 1, 2 across cases): the tiling function reads
+    the axis from the attr and offsets the second chunk along it."""
+    from copilot.lowering import plan_task
+
+    task = _public("level1/swi_glu")
+    plan = plan_task(task)
+    assert {lr.chunk_axis for lr in plan.loads} == {("attr", "dim")}
+    assert {lr.chunk for lr in plan.loads} == {0, 1} and not plan.unserved
+    src = lower(task).source
+    assert "ldDims[l][ca] /= kLoadChunks[l];" in src and "kLoadChunkAttr[2] = {0, 0}" in src

@@ -31,6 +31,31 @@ REDUCE_INIT = {"rsum": "0.0f", "rmax": "-__builtin_inff()", "rmin": "__builtin_i
 VEC_COMBINE = {"rsum": "Add", "rmax": "Max", "rmin": "Min"}
 
 
+def _power_of_two(literal: str) -> bool:
+    """A literal divisor whose reciprocal is exact (so x * (1 / c) equals x / c)."""
+    try:
+        v = abs(float(literal.rstrip("f")))
+    except ValueError:
+        return False
+    return v > 0 and math.frexp(v)[0] == 0.5
+
+
+def _row_invariant_loads(plan: Plan) -> frozenset:
+    """Loads whose data is one row's worth in every case (rms_norm's gamma): in MODE_ROWS every
+    row reads the same values, so the tile is staged once per core."""
+    from copilot.lowering.plan import layout
+
+    if plan.axis_rule is None or plan.axis_rule[0] == "group":
+        return frozenset()
+    out = set()
+    for l, lr in enumerate(plan.loads):
+        if lr.chunks != 1 or lr.input == plan.main_input:
+            continue
+        if all(math.prod(c.shapes[lr.input]) == layout(plan, c)["R"] for c in plan.task.cases):
+            out.add(l)
+    return frozenset(out)
+
+
 def _camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in re.split(r"[^A-Za-z0-9]", name) if p)
 
@@ -53,7 +78,7 @@ def _flt(v: float) -> str:
 class VariantCode:
     """Pass schedule and slot assignment of one variant's program."""
 
-    def __init__(self, prog: Program, plan: Plan):
+    def __init__(self, prog: Program, plan: Plan, staged: frozenset = frozenset()):
         self.p = prog
         nodes = prog.nodes
         self.avail = [0] * len(nodes)
@@ -93,7 +118,11 @@ class VariantCode:
             for i in self.pass_nodes[q]:
                 if nodes[i].op == "load":
                     use_pass.setdefault(i, []).append(q)
-        self.first_pass = {i: qs[0] for i, qs in use_pass.items() if len(qs) > 1}
+        self.first_pass = {i: qs[0] for i, qs in use_pass.items()
+                           if len(qs) > 1 or nodes[i].params["load"] in staged}
+        # Inputs the same for every row (gamma, beta, bias) are staged: loaded on the first tile
+        # of the core, replicated over its rows, and kept for every later tile.
+        self.staged = {i for i in self.first_pass if nodes[i].params["load"] in staged}
         resident_slot = {i: -1 - k for k, i in enumerate(sorted(self.first_pass))}   # placed after the pool
         # slots: linear scan per pass
         self.slot: list[dict[int, int]] = []
@@ -137,6 +166,9 @@ class VariantCode:
         self.resident_in_pass = [sorted({nodes[i].params["load"] for i in self.pass_nodes[q]
                                          if i in self.first_pass and self.first_pass[i] < q})
                                  for q in range(self.npass)]
+        self.staged_in_pass = [sorted({nodes[i].params["load"] for i in self.pass_nodes[q]
+                                       if i in self.staged and self.first_pass[i] == q})
+                               for q in range(self.npass)]
         self.ops = {n.op for n in nodes}
 
 
@@ -146,7 +178,8 @@ class Emitter:
         self.task = plan.task
         self.op = self.task.name
         self.cls = _camel(self.op)
-        self.vcs = [VariantCode(p, plan) for p in plan.programs]
+        self.staged = _row_invariant_loads(plan)
+        self.vcs = [VariantCode(p, plan, self.staged) for p in plan.programs]
         self.nslot = max(v.nslot for v in self.vcs)
         self.nstat = max(1, max(len(v.stats) for v in self.vcs))
         self.ops = set().union(*(v.ops for v in self.vcs))
@@ -257,8 +290,12 @@ class Emitter:
                 # a row statistic: a true division (as the golden does), not x * (1 / s)
                 e(f"Duplicate(tmp0{dst[dst.rindex('['):] if dst.endswith('pitch]') else ''}, {A[1][1]}, {cnt});")
                 e(f"Div({dst}, {A[0][1]}, tmp0{dst[dst.rindex('['):] if dst.endswith('pitch]') else ''}, {cnt});")
-            elif ts(0):
+            elif ts(0) and _power_of_two(A[1][1]):
                 e(f"Muls({dst}, {A[0][1]}, 1.0f / ({A[1][1]}), {cnt});")
+            elif ts(0):
+                # a true division, as the golden does (x * (1 / c) rounds differently)
+                e(f"Duplicate(tmp0, {A[1][1]}, {cnt});")
+                e(f"Div({dst}, {A[0][1]}, tmp0, {cnt});")
             else:
                 e(f"Duplicate(tmp0, {A[0][1]}, {cnt});")
                 e(f"Div({dst}, tmp0, {A[1][1]}, {cnt});")
@@ -382,6 +419,10 @@ class Emitter:
                     take = f"TakeLoad{nd.params['load']}({dst}, row0, nr, cw, pitch);"
                     if v.first_pass.get(i, q) < q:
                         out.append(f"{ind}if (td_.mode != MODE_ROWS) {{   // whole rows: still resident from pass {v.first_pass[i]}")
+                        out.append(f"{ind}    {take}")
+                        out.append(f"{ind}}}")
+                    elif i in v.staged:
+                        out.append(f"{ind}if (td_.mode != MODE_ROWS || !staged_) {{   // the same for every row: staged on the first tile")
                         out.append(f"{ind}    {take}")
                         out.append(f"{ind}}}")
                     else:

@@ -48,6 +48,7 @@ class Load:
     chunks: int = 1
     chunk: int = 0
     gap: int | None = None       # output dims after the input's last dim (per case; None = 0)
+    axis: int = -1               # the chunked axis of the input (per case, counted from the end)
 
 
 @dataclass
@@ -206,11 +207,13 @@ class _Builder:
             stack.extend(a for a in self.p.nodes[j].args)
         return out
 
-    def load(self, inp: int, chunks=1, chunk=0) -> int:
+    def load(self, inp: int, chunks=1, chunk=0, axis=-1) -> int:
         for li, ld in enumerate(self.p.loads):
             if (ld.input, ld.chunks, ld.chunk) == (inp, chunks, chunk):
+                if chunks > 1 and ld.axis != axis:
+                    raise Unsupported(f"{self.task.name}: input {inp} is split along two axes")
                 return next(k for k, v in self.load_of.items() if v == li)
-        self.p.loads.append(Load(inp, chunks, chunk))
+        self.p.loads.append(Load(inp, chunks, chunk, axis=axis))
         nid = self.p.add("load", (), "full", load=len(self.p.loads) - 1)
         self.load_of[nid] = len(self.p.loads) - 1
         return nid
@@ -488,8 +491,6 @@ class _Builder:
         x = n.args[0]
         shape = _shape(x)
         dim = (n.args[2] if len(n.args) > 2 else n.kwargs.get("dim", 0)) % len(shape)
-        if dim != len(shape) - 1:
-            raise Unsupported(f"{self.task.name}: aten.{name} along axis {dim} (only the last axis)")
         src = self.env[x]
         if src not in self.load_of:
             raise Unsupported(f"{self.task.name}: aten.{name} of a computed value (only of an input)")
@@ -502,7 +503,7 @@ class _Builder:
         if len(set(sizes)) != 1:
             raise Unsupported(f"{self.task.name}: aten.{name} into unequal parts {sizes}")
         inp = self.p.loads[self.load_of[src]].input
-        return tuple(self.load(inp, len(sizes), k) for k in range(len(sizes)))
+        return tuple(self.load(inp, len(sizes), k, dim - len(shape)) for k in range(len(sizes)))
 
     def slice(self, n):
         raise Unsupported(f"{self.task.name}: aten.slice (slicing inside a row) is not supported; "

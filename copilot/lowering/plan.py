@@ -28,6 +28,7 @@ class LoadRule:
     chunks: int = 1
     chunk: int = 0
     align: tuple = ("gap", 0)     # ("gap", g) or ("start", s)
+    chunk_axis: tuple = ("last",)  # ("last",) or ("attr", name): the axis a chunk divides
 
 
 @dataclass
@@ -185,8 +186,29 @@ def _load_rules(task, progs, axis_rule) -> list[LoadRule]:
                 raise Unsupported(f"{task.name}: input {task.inputs[ld.input].name} broadcasts along "
                                   "different axes in different cases")
             align = ("start", starts.pop())
-        rules.append(LoadRule(ld.input, ld.chunks, ld.chunk, align))
+        rules.append(LoadRule(ld.input, ld.chunks, ld.chunk, align, _chunk_axis(task, progs, li)))
     return rules
+
+
+def _chunk_axis(task, progs, li) -> tuple:
+    """The axis a chunked load divides, as a run-time rule: the last axis, or an int attr's."""
+    axes = [p.loads[li].axis for p in progs]
+    if progs[0].loads[li].chunks == 1 or all(a == -1 for a in axes):
+        return ("last",)
+    inp = progs[0].loads[li].input
+    for spec in task.attrs:
+        if spec.type == "int" and all(
+                c.attrs.get(spec.name) is not None and
+                c.attrs[spec.name] % len(c.shapes[inp]) == a % len(c.shapes[inp])
+                for c, a in zip(task.cases, axes)):
+            return ("attr", spec.name)
+    raise Unsupported(f"{task.name}: input {task.inputs[inp].name} is split along axes that follow no "
+                      "rule (the last axis, or one given by an int attr)")
+
+
+def _chunk_dim(lr: LoadRule, case) -> int:
+    rank = len(case.shapes[lr.input])
+    return rank - 1 if lr.chunk_axis[0] == "last" else case.attrs[lr.chunk_axis[1]] % rank
 
 
 def _pattern(task, programs, axis_rule) -> str:
@@ -238,7 +260,7 @@ def _case_main_shape(plan, case):
     for lr in plan.loads:
         s = list(case.shapes[lr.input])
         if lr.chunks > 1:
-            s[-1] //= lr.chunks
+            s[_chunk_dim(lr, case)] //= lr.chunks
         shapes.append(s)
     rank = max(len(s) + (lr.align[1] if lr.align[0] == "gap" else 0) for s, lr in zip(shapes, plan.loads))
     out = [1] * rank

@@ -232,6 +232,8 @@ def render(em) -> str:
     w("                RunTile(pass, row0, nr, 0, cw, pitch, true);")
     w("                Finish(pass, row0, nr);")
     w("            }")
+    if em.staged:
+        w("            staged_ = true;   // the first tile has the most rows: its staged inputs serve every later tile")
     w("        }")
     w("    }")
     w("")
@@ -350,9 +352,14 @@ def render(em) -> str:
         for q in range(v.npass):
             calls = " ".join(f"CopyLoad{l}(row0, nr, col0, cw, pitch);" for l in v.loads_in_pass[q]
                              if l not in v.resident_in_pass[q])
+            calls = " ".join(f"CopyLoad{l}(row0, nr, col0, cw, pitch);" for l in v.loads_in_pass[q]
+                             if l not in v.resident_in_pass[q] and l not in v.staged_in_pass[q])
             again = " ".join(f"CopyLoad{l}(row0, nr, col0, cw, pitch);" for l in v.resident_in_pass[q])
             if again:
                 calls += f" if (td_.mode != MODE_ROWS) {{ {again} }}"
+            stage = " ".join(f"CopyLoad{l}(row0, nr, col0, cw, pitch);" for l in v.staged_in_pass[q])
+            if stage:
+                calls += f" if (td_.mode != MODE_ROWS || !staged_) {{ {stage} }}"
             w(f"            if (pass == {q}) {{ {calls.strip()} }}")
         w("        }")
     w("    }")
@@ -539,6 +546,8 @@ def render(em) -> str:
     if has_red:
         w("    LocalTensor<float> work, partial;")
     w(f"    {T} td_;")
+    if em.staged:
+        w("    bool staged_ = false;")
     w("    uint64_t unitStart_ = 0;")
     w("    uint64_t unitCount_ = 0;")
     w("    float stat_[NUM_STATS][MAX_TILE_ROWS];")
@@ -583,6 +592,8 @@ def tiling_func(em, T: str) -> str:
     w(f"static const int32_t kLoadInput[{L}] = {{{', '.join(str(l.input) for l in loads)}}};")
     w(f"static const int32_t kLoadChunks[{L}] = {{{', '.join(str(l.chunks) for l in loads)}}};")
     w(f"static const int32_t kLoadChunk[{L}] = {{{', '.join(str(l.chunk) for l in loads)}}};")
+    w("// the axis a chunk divides: -1 = the last, else the int attr at this index names it")
+    w(f"static const int32_t kLoadChunkAttr[{L}] = {{{', '.join(str(attr_index[l.chunk_axis[1]]) if l.chunk_axis[0] == 'attr' else '-1' for l in loads)}}};")
     w(f"static const int32_t kLoadAlignKind[{L}] = {{{', '.join('0' if l.align[0] == 'gap' else '1' for l in loads)}}};")
     w(f"static const int32_t kLoadAlign[{L}] = {{{', '.join(str(l.align[1]) for l in loads)}}};")
     w(f"static const int32_t kFullOutput[{len(t.outputs)}] = {{{', '.join('1' if k in em.full_outs else '0' for k in range(len(t.outputs)))}}};")
@@ -651,20 +662,33 @@ def tiling_func(em, T: str) -> str:
     w("    for (uint32_t k = 0; k < NUM_OUTPUTS; ++k) {")
     w("        td->outputNumel[k] = static_cast<uint64_t>(context->GetOutputShape(k)->GetStorageShape().GetShapeSize());")
     w("    }")
-    w("    // effective shape of each load (a chunk divides the last axis)")
+    w("    // effective shape of each load (a chunk divides its axis)")
     w("    int64_t ldDims[NUM_LOADS][MAX_DIMS];")
     w("    int32_t ldRank[NUM_LOADS];")
+    w("    int64_t ldBase[NUM_LOADS];   // element offset of the load's first element in its input")
     w("    for (uint32_t l = 0; l < NUM_LOADS; ++l) {")
     w("        const int32_t i = kLoadInput[l];")
     w("        ldRank[l] = inRank[i];")
     w("        for (int32_t d = 0; d < inRank[i]; ++d) {")
     w("            ldDims[l][d] = inDims[i][d];")
     w("        }")
+    w("        ldBase[l] = 0;")
     w("        if (kLoadChunks[l] > 1) {")
-    w("            if (inRank[i] == 0 || ldDims[l][inRank[i] - 1] % kLoadChunks[l] != 0) {")
+    w("            int64_t ca = inRank[i] - 1;")
+    if any(l.chunk_axis[0] == "attr" for l in loads):
+        w("            if (kLoadChunkAttr[l] >= 0) {")
+        w("                ca = *attrs->GetAttrPointer<int64_t>(kLoadChunkAttr[l]);")
+        w("                ca = ca < 0 ? ca + inRank[i] : ca;")
+        w("            }")
+    w("            if (ca < 0 || ca >= inRank[i] || ldDims[l][ca] % kLoadChunks[l] != 0) {")
     w("                return ge::GRAPH_FAILED;")
     w("            }")
-    w("            ldDims[l][inRank[i] - 1] /= kLoadChunks[l];")
+    w("            ldDims[l][ca] /= kLoadChunks[l];")
+    w("            // chunk k starts k chunk-lengths along its axis")
+    w("            ldBase[l] = kLoadChunk[l] * ldDims[l][ca];")
+    w("            for (int32_t d = static_cast<int32_t>(ca) + 1; d < inRank[i]; ++d) {")
+    w("                ldBase[l] *= inDims[i][d];")
+    w("            }")
     w("        }")
     w("    }")
     w("    // iteration space")
@@ -771,7 +795,7 @@ def tiling_func(em, T: str) -> str:
     w("            return ge::GRAPH_FAILED;   // broadcast inside the row is not supported")
     w("        }")
     w("        td->loadAlongRow[l] = (allZero && rowLen * inner > 1) ? 0 : 1;")
-    w("        td->loadColOffset[l] = static_cast<int64_t>(kLoadChunk[l]) * static_cast<int64_t>(rowLen * inner);")
+    w("        td->loadColOffset[l] = ldBase[l];")
     w("    }")
     if rule is None:
         w("    // elementwise: grow the row with leading dims while every load stays contiguous")
@@ -779,7 +803,7 @@ def tiling_func(em, T: str) -> str:
         w("        bool ok = true;")
         w("        for (uint32_t l = 0; l < NUM_LOADS; ++l) {")
         w("            const int64_t want = td->loadAlongRow[l] ? static_cast<int64_t>(rowLen) : 0;")
-        w("            ok = ok && (st[l][axis - 1] == want || mainDims[axis - 1] == 1) && kLoadChunks[l] == 1;")
+        w("            ok = ok && (st[l][axis - 1] == want || mainDims[axis - 1] == 1);")
         w("        }")
         w("        if (!ok) {")
         w("            break;")
