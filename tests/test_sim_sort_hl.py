@@ -526,6 +526,45 @@ def test_ascend_dequant_rows_and_antiquant(arena: Arena):
     np.testing.assert_array_equal(arena.get(4096, np.float16, k * cols).reshape(k, cols), want)
 
 
+# ---------------------------------------------------------------- the reduce library
+
+@pytest.mark.parametrize("name,fn", [("ReduceSum", np.sum), ("ReduceMax", np.max), ("ReduceMin", np.min),
+                                     ("ReduceMean", np.mean), ("ReduceProd", np.prod),
+                                     ("ReduceAny", lambda v, axis: np.any(v != 0, axis=axis)),
+                                     ("ReduceAll", lambda v, axis: np.all(v != 0, axis=axis))])
+@pytest.mark.parametrize("ra", [0, 1])
+def test_pattern_reductions_ar_and_ra(arena: Arena, name: str, fn, ra: int):
+    rng = np.random.default_rng(12)
+    d0, d1 = 5, 20                                  # rows stored padded to 32 bytes: 24 floats
+    x = rng.uniform(0.5, 1.5, (d0, 24)).astype(np.float32)
+    if name in ("ReduceAny", "ReduceAll"):
+        x = (rng.random((d0, 24)) < 0.7).astype(np.float32)
+        x[1, :d1] = 1.0
+        x[2, :d1] = 0.0
+    arena.put(0, x)
+    arena.run(name, "float", o0=0, od=4096, ot=8192, st=4096, d0=d0, d1=d1, pad=1, ra=ra)
+    v = x[:, :d1].astype(np.float64)
+    want = np.asarray(fn(v, axis=0 if ra else 1), np.float64).astype(np.float32)
+    np.testing.assert_allclose(arena.get(4096, np.float32, len(want)), want, rtol=1e-6)
+
+
+def test_sum_mean_rows_nan_and_xor_sum(arena: Arena):
+    x = np.arange(3 * 16, dtype=np.float32).reshape(3, 16)
+    x[2, 3] = np.nan
+    arena.put(0, x)
+    arena.run("Sum", "float", o0=0, od=4096, ot=8192, st=1024, outter=3, inner=16, nvalid=10, tmp=1)
+    got = arena.get(4096, np.float32, 3)
+    np.testing.assert_array_equal(got[:2], x[:2, :10].sum(axis=1))
+    assert np.isnan(got[2])
+    arena.run("Mean", "float", o0=0, od=4096, outter=3, inner=16, nvalid=16)
+    np.testing.assert_allclose(arena.get(4096, np.float32, 2), x[:2].mean(axis=1), rtol=1e-7)
+    a = np.array([1, 2, 3, -1, 32767, -32768] * 4, np.int16); b = np.array([3, 2, 1, 0, 1, 1] * 4, np.int16)
+    arena.put(0, a); arena.put(1024, b)
+    arena.run("ReduceXorSum", "int16", o0=0, o1=1024, od=4096, n=len(a))
+    want = np.array((a ^ b).astype(np.int64).sum()).astype(np.int16)     # wrapped to int16
+    assert arena.get(4096, np.int16, 1)[0] == want
+
+
 # ---------------------------------------------------------------- a hand-written kernel
 
 @pytest.mark.slow

@@ -99,6 +99,19 @@ template <typename T> static bool run_math(const std::string& op) {
         else AscendAntiQuant<int8_t, T>(d, src, at<T>("o1", "s1"), at<T>("o2", "s2"), t, (uint32_t)I("k"));
         return true;
     }
+    if (op == "Sum" || op == "Mean") {
+        SumParams p{(uint32_t)I("outter", 1), (uint32_t)I("inner"), (uint32_t)I("nvalid")};
+        if (op == "Sum") { if (tmp) Sum(d, x, t, p); else Sum(d, x, p); }
+        else if (tmp) Mean(d, x, t, p); else Mean(d, x, p);
+        return true;
+    }
+    if (op.rfind("Reduce", 0) == 0 && op != "ReduceXorSum") {
+        const uint32_t shape[2] = {(uint32_t)I("d0"), (uint32_t)I("d1")};
+        const bool pad = I("pad") != 0, ra = I("ra") != 0;
+#define RP(NAME) if (op == #NAME) { if (ra) NAME<T, Pattern::Reduce::RA>(d, x, t, shape, pad); else NAME<T, Pattern::Reduce::AR>(d, x, t, shape, pad); return true; }
+        RP(ReduceSum) RP(ReduceMax) RP(ReduceMin) RP(ReduceMean) RP(ReduceProd) RP(ReduceAny) RP(ReduceAll)
+#undef RP
+    }
     if (op == "Log") { Log(d, x, n); return true; }
     if (op == "Log2") { Log2(d, x, n); return true; }
     if (op == "Log10") { Log10(d, x, n); return true; }
@@ -117,6 +130,7 @@ template <typename T> static void run_int() {
     const std::string op = A["op"];
     const uint32_t n = static_cast<uint32_t>(I("n"));
     if (op == "Xor") { Xor(at<T>("od"), at<T>("o0"), at<T>("o1"), n); return; }
+    if (op == "ReduceXorSum") { auto d = at<T>("od"); ReduceXorSum(d, at<T>("o0"), at<T>("o1"), n); return; }
     std::fprintf(stderr, "unknown op %s\n", op.c_str());
     std::exit(3);
 }

@@ -252,6 +252,19 @@ static void dequant_params() {
     Ub u;
     AscendDequant<float, float>(u.c.Get<float>(), u.a.Get<int32_t>(), u.b.Get<float>(), DequantParams{2, 12, 8});  // EXPECT: L2.API_PARAM
 }
+// SCENARIO: reduce_pattern_unaligned
+static void reduce_pattern_unaligned() {
+    Ub u;
+    const uint32_t shape[2] = {4, 20};
+    ReduceSum<float, Pattern::Reduce::AR>(u.c.Get<float>(), u.a.Get<float>(), u.t.Get<uint8_t>(), shape, false);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: reduce_sum_dtype
+static void reduce_sum_dtype() {
+    Ub u;
+    const uint32_t shape[2] = {4, 32};
+    ReduceSum<half, Pattern::Reduce::AR>(u.c.Get<half>(), u.a.Get<half>(), shape, true);  // EXPECT: L2.DTYPE_UNSUPPORTED
+}
 // SCENARIO: end
 
 int main(int argc, char** argv) {
@@ -270,7 +283,7 @@ int main(int argc, char** argv) {
     S(topk_small_inner) S(topk_tiling_mismatch) S(topk_tmp_small) S(topk_overlap) S(sort_310p)
     S(math_tmp_small) S(math_in_place) S(math_tmp_overlap) S(math_dtype) S(math_ub_bounds)
     S(softmax_unaligned_k) S(softmax_tmp_small) S(softmax_no_shape) S(rmsnorm_tmp_overlap) S(layernorm_no_tiling)
-    S(rmsnorm_dtype) S(quant_channel_count) S(dequant_params)
+    S(rmsnorm_dtype) S(quant_channel_count) S(dequant_params) S(reduce_pattern_unaligned) S(reduce_sum_dtype)
 #ifdef HL_RULES_MORE
     HL_RULES_MORE
 #endif

@@ -70,8 +70,6 @@ CANNSIM_UNKNOWN_API(RepeatReduceSum)
 CANNSIM_UNKNOWN_API(CastDeq)
 CANNSIM_UNKNOWN_API(CastDequant)
 CANNSIM_UNKNOWN_API(Copy)
-CANNSIM_UNKNOWN_API(Sum)
-CANNSIM_UNKNOWN_API(Mean)
 
 template <typename... Explicit>
 inline void DataSyncBarrier(CANNSIM_LOC) { cannsim::unknown_api("DataSyncBarrier", loc.line()); }

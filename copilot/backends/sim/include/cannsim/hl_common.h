@@ -12,6 +12,7 @@ namespace cannsim {
 constexpr uint32_t HL_FLOATS = DT_F16 | DT_F32;
 constexpr uint32_t HL_FLOATS_BF16 = DT_F16 | DT_F32 | DT_BF16;
 constexpr uint32_t HL_INT16 = DT_I16 | DT_U16;
+constexpr uint32_t HL_REDUCE_950 = DT_F32 | DT_I32 | DT_U32 | DT_I64 | DT_U64;
 inline const ApiDtypes kHlApiDtypes[] = {
     {"Sort32", HL_FLOATS, HL_FLOATS, 0}, {"MrgSort", HL_FLOATS, HL_FLOATS, HL_FLOATS},
     {"Concat", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Sort", HL_FLOATS, HL_FLOATS, HL_FLOATS},
@@ -41,13 +42,20 @@ inline const ApiDtypes kHlApiDtypes[] = {
     {"LayerNorm", HL_FLOATS, HL_FLOATS_BF16, HL_FLOATS}, {"AscendQuant", HL_FLOATS, HL_FLOATS_BF16, HL_FLOATS},
     {"AscendDequant", HL_FLOATS_BF16, HL_FLOATS_BF16, HL_FLOATS},
     {"AscendAntiQuant", HL_FLOATS_BF16 & ~DT_F32, HL_FLOATS_BF16 & ~DT_F32, DT_F16},
+    {"Sum", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Mean", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"ReduceSumHL", DT_F32, HL_REDUCE_950, DT_F32}, {"ReduceMeanHL", DT_F32, HL_REDUCE_950, DT_F32},
+    {"ReduceProdHL", DT_F32, HL_REDUCE_950, DT_F32}, {"ReduceMaxHL", HL_FLOATS, HL_FLOATS | HL_REDUCE_950, HL_FLOATS},
+    {"ReduceMinHL", HL_FLOATS, HL_FLOATS | HL_REDUCE_950, HL_FLOATS}, {"ReduceAnyHL", DT_F32 | DT_U8, DT_F32 | DT_U8, DT_F32},
+    {"ReduceAllHL", DT_F32 | DT_U8, DT_F32 | DT_U8, DT_F32}, {"ReduceXorSum", DT_I16, DT_I16, DT_I16},
 };
 
 // The library's dtype rule at the caller's line (the basic APIs' table is dtype_table.h).
-inline void hl_check_dtype(const char* api, uint32_t dtype, const SrcLoc& loc) {
+// `row` names the table row (the API, or "<Api>HL" where a basic instruction has the same name).
+inline void hl_check_dtype(const char* row_name, uint32_t dtype, const SrcLoc& loc, const char* api = nullptr) {
+    if (!api) api = row_name;
     const ApiDtypes* r = nullptr;
     for (const auto& row : kHlApiDtypes)
-        if (std::strcmp(row.api, api) == 0) { r = &row; break; }
+        if (std::strcmp(row.api, row_name) == 0) { r = &row; break; }
     if (!r) return;
     const uint32_t m = api_dtype_mask(*r);
     if (m == 0) {
