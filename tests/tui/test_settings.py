@@ -3,6 +3,7 @@ new-session defaults come from it, bad values are named."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from copilot.config import Settings, load_settings
@@ -83,8 +84,6 @@ async def test_an_unknown_binding_id_in_the_keymap_is_named(make_app):
 
 
 def test_an_unknown_theme_is_one_line_naming_its_source(tmp_path):
-    import pytest
-
     from copilot.errors import BadInput
     from tui.settings import check_theme
 
@@ -93,3 +92,21 @@ def test_an_unknown_theme_is_one_line_naming_its_source(tmp_path):
     with pytest.raises(BadInput, match=rf"^{path}:2: `theme`: unknown theme 'neon' \(known: cannpilot-dark"):
         check_theme(load_settings(path, env={}))
     check_theme(Settings())                                            # the default is known
+
+
+@pytest.mark.parametrize("argv, env, expected", [
+    (["tui"], {"CANNPILOT_CHIP": "910X"}, "cannpilot: error: CANNPILOT_CHIP: `chip`: unknown chip '910X'"),
+    (["tui", "--rounds", "0"], {}, "cannpilot: error: --rounds: "),
+    (["run", "--task", "relu", "--variants", "0"], {}, "cannpilot: error: --variants: "),
+    (["run", "--task", "relu"], {"CANNPILOT_ROUNDS": "many"}, "cannpilot: error: CANNPILOT_ROUNDS: `rounds`"),
+])
+def test_a_bad_setting_stops_the_command_with_one_line(tmp_path, argv, env, expected):
+    import os
+    import subprocess
+    import sys
+
+    full = {**os.environ, "CANNPILOT_CONFIG_DIR": str(tmp_path / "config"), **env}
+    r = subprocess.run([sys.executable, "-m", "copilot", *argv], capture_output=True, text=True,
+                       env=full, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(expected) and r.stderr.count("\n") == 1, r.stderr
