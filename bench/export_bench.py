@@ -49,6 +49,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--suite", default="all", choices=("builtin", "cannbench", "all"))
     ap.add_argument("--check", action="store_true", help="check CANN-Bench tasks in sim (quick tier) before export")
+    ap.add_argument("--tasks", default="", help="only these task names (comma-separated)")
     ap.add_argument("-o", "--output", default=str(REPO / "bench" / "results" / "export.json"))
     args = ap.parse_args()
 
@@ -59,7 +60,10 @@ def main() -> int:
 
     rows = []
     work = Path(tempfile.mkdtemp(prefix="cannpilot-export-bench-"))
+    only = set(filter(None, args.tasks.split(",")))
     for kind, ref, task, why in tasks(args.suite):
+        if only and Path(ref).name not in only:
+            continue
         row = {"suite": kind, "task": Path(ref).name, "exported": False, "reason": why}
         rows.append(row)
         if task is None:

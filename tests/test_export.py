@@ -197,3 +197,10 @@ def test_build_sh_soc_detection_and_override(exported, tmp_path):
     env["PATH"] = f"{fake_bin}:/usr/bin:/bin"
     r = subprocess.run(["bash", str(build)], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert "SoC ascend950" in r.stdout
+
+
+def test_reduction_output_follows_the_axis_attr(tmp_path):
+    r = export([ExportItem(load_task("reduce_sum"), lower("reduce_sum").source)], tmp_path / "rs")
+    assert r.findings == [] and r.specs[0].rules[0].axis_attr == "dim" and r.specs[0].rules[0].keep_attr == "keepdim"
+    plugin = (tmp_path / "rs/csrc/ops/reduce_sum_custom/op_plugin/reduce_sum_custom_plugin.cpp").read_text()
+    assert "if (keepdim) { y_shape[y_axis] = 1; }" in plugin

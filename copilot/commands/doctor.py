@@ -98,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
     con.print(f"[bold]SoC[/bold]        {escape(n['device_name'] or 'no device')}"
               + (f" -> {n['soc']}" if n["soc"] else "")
               + f" (npu-smi {'found' if n['npu_smi'] else 'not on PATH'})")
-    con.print(f"[bold]devices[/bold]    {len(n['devices'])} found, free: {', '.join(map(str, n['free_devices'])) or 'none'}")
+    free = ", ".join(f"npu {d}" for d in n["free_devices"]) or "none"
+    busy = ", ".join(f"npu {d}" for d in n["busy_devices"])
+    con.print(f"[bold]devices[/bold]    {len(n['devices'])} found; free: {free}" + (f"; busy: {busy}" if busy else ""))
     tn = n["torch_npu"] or (f"does not import: {n['torch_npu_error']}" if n["torch_npu_error"] else "not installed")
     con.print(f"[bold]torch_npu[/bold]  {escape(tn)} (torch {report['torch']})")
     keys = report["llm_keys_present"]

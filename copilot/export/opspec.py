@@ -29,6 +29,8 @@ class OutputRule:
     ones: int
     dtype_like: int | None
     dtype: str | None
+    axis_attr: str | None = None      # instead of drop/ones: the int attr naming the reduced axis
+    keep_attr: str | None = None      # the bool attr keeping it as length 1 (None: removed)
 
 
 @dataclass
@@ -95,8 +97,10 @@ def learn_output_rules(task) -> list[OutputRule]:
 
     per_case = [(c, output_shapes(task, c)) for c in task.cases]
     rules = []
+    int_attrs = [a.name for a in task.attrs if a.type == "int"]
+    bool_attrs = [a.name for a in task.attrs if a.type == "bool"]
     for k, spec in enumerate(task.outputs):
-        rule = _fit(k, per_case)
+        rule = _fit(k, per_case) or _fit_axis(k, per_case, int_attrs, bool_attrs)
         if rule is None:
             raise Unsupported(f"{task.name}: the shape of output '{spec.name}' is not an input's shape "
                               "with trailing dims dropped or set to 1 on every case; the exporter "
@@ -135,6 +139,33 @@ def _fit(k: int, per_case) -> OutputRule | None:
             fixed = {o[k].dtype for _, o in per_case}
             if len(fixed) == 1:
                 return OutputRule(like, drop, ones, None, fixed.pop())
+    return None
+
+
+def reduce_shape(shape: tuple, axis: int, keep: bool) -> tuple:
+    axis = axis + len(shape) if axis < 0 else axis
+    return shape[:axis] + ((1,) if keep else ()) + shape[axis + 1:]
+
+
+def _fit_axis(k: int, per_case, int_attrs: list[str], bool_attrs: list[str]) -> OutputRule | None:
+    """Output k is input `like` with the axis an int attr names reduced (kept as 1 when a bool attr says)."""
+    n_in = len(per_case[0][0].shapes)
+    for like in range(n_in):
+        for axis in int_attrs:
+            for keep in [*bool_attrs, None]:
+                try:
+                    ok = all(reduce_shape(tuple(c.shapes[like]), int(c.attrs[axis]), bool(keep and c.attrs[keep]))
+                             == tuple(o[k].shape) for c, o in per_case)
+                except (TypeError, KeyError, IndexError):
+                    ok = False
+                if not ok:
+                    continue
+                for dl in range(n_in):
+                    if all(c.dtypes[dl] == o[k].dtype for c, o in per_case):
+                        return OutputRule(like, 0, 0, dl, None, axis, keep)
+                fixed = {o[k].dtype for _, o in per_case}
+                if len(fixed) == 1:
+                    return OutputRule(like, 0, 0, None, fixed.pop(), axis, keep)
     return None
 
 

@@ -251,7 +251,15 @@ def _plugin(spec: OpSpec) -> str:
     for n, _ in spec.inputs:
         lines.append(f'    TORCH_CHECK({n}.device().type() == c10::DeviceType::PrivateUse1, "{spec.name}: {n} must be on the NPU");')
     for k, ((oname, _), r) in enumerate(zip(spec.outputs, spec.rules)):
-        if r.like >= 0:
+        if r.axis_attr:   # the input's shape with the attr's axis removed or kept as 1
+            src = spec.inputs[r.like][0]
+            lines.append(f"    std::vector<int64_t> {oname}_shape = {src}.sizes().vec();")
+            lines.append(f"    const int64_t {oname}_axis = {r.axis_attr} < 0 ? {r.axis_attr} + "
+                         f"static_cast<int64_t>({oname}_shape.size()) : {r.axis_attr};")
+            keep = r.keep_attr or "false"
+            lines.append(f"    if ({keep}) {{ {oname}_shape[{oname}_axis] = 1; }} "
+                         f"else {{ {oname}_shape.erase({oname}_shape.begin() + {oname}_axis); }}")
+        elif r.like >= 0:
             src = spec.inputs[r.like][0]
             lines.append(f"    std::vector<int64_t> {oname}_shape({src}.sizes().begin(), {src}.sizes().end() - {r.drop});")
         else:   # the inputs' broadcast shape (shape arithmetic only)

@@ -43,7 +43,12 @@ def reset() -> None:
     STATE["clock"] = 0.0
 
 
-def _output_shape(rule: dict, shapes: list[tuple]) -> tuple:
+def _output_shape(rule: dict, shapes: list[tuple], attrs: dict) -> tuple:
+    if rule.get("axis_attr"):
+        from copilot.export.opspec import reduce_shape
+
+        keep = bool(rule.get("keep_attr") and attrs[rule["keep_attr"]])
+        return reduce_shape(tuple(shapes[rule["like"]]), int(attrs[rule["axis_attr"]]), keep)
     if rule["like"] >= 0:
         base = tuple(shapes[rule["like"]])
     else:
@@ -68,7 +73,7 @@ def launch(op: dict, kernel: Path, args: tuple, chip: str = "910B2"):
     outs = []
     for k, rule in enumerate(op["output_rules"]):
         dt = dtypes[rule["dtype_like"]] if rule["dtype_like"] is not None else rule["dtype"]
-        outs.append(OutputShape(op["outputs"][k], _output_shape(rule, shapes), dt))
+        outs.append(OutputShape(op["outputs"][k], _output_shape(rule, shapes, attrs), dt))
     case = Case(id="npu", shapes=shapes, dtypes=dtypes, attrs=attrs, value_ranges=[(-1.0, 1.0)] * n)
     key = (str(kernel), tuple(dtypes), tuple(o.dtype for o in outs))
     if key not in _BUILDS:
