@@ -318,10 +318,6 @@ def float_sites(gm) -> list[tuple[int, tuple, float]]:
     return out
 
 
-def _numeric_attrs(task) -> list[str]:
-    return [a.name for a in task.attrs if a.type in ("float", "int")]
-
-
 def capture(task) -> Capture:
     """Trace every case; group cases into variants; locate attr-dependent constants."""
     if not task.cases:
