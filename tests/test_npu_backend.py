@@ -275,3 +275,11 @@ def test_session_runs_end_to_end_on_the_fake_device(tmp_path, monkeypatch, cli):
     cands = SessionStore(tmp_path / "s.sqlite", create=False).session_record("npu1")["candidates"]
     passed = [c for c in cands if c["status"] == "passed"]
     assert passed and all(c["timing"] == "measured" and c["time_us"] > 0 for c in passed)
+    # the session's best exported as a submission: the kernel is the stored candidate's code
+    code, out, err = cli("export", "npu1", "--store", str(tmp_path / "s.sqlite"), "-o", str(tmp_path / "sub"), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    best = min(passed, key=lambda c: c["time_us"])
+    assert doc["valid"] and doc["ops"][0]["candidate"] == best["id"]
+    kernel = next((tmp_path / "sub").rglob("op_kernel/*.cpp"))
+    assert kernel.read_text() == best["code"]
