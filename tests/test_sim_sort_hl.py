@@ -565,6 +565,24 @@ def test_sum_mean_rows_nan_and_xor_sum(arena: Arena):
     assert arena.get(4096, np.int16, 1)[0] == want
 
 
+# ---------------------------------------------------------------- Transpose
+
+def test_transpose_16x16_and_nchw_nhwc(arena: Arena):
+    blk = np.arange(256, dtype=np.int16).reshape(16, 16)
+    arena.put(0, blk)
+    arena.run("Transpose16", "int16", o0=0, od=4096)
+    np.testing.assert_array_equal(arena.get(4096, np.int16, 256).reshape(16, 16), blk.T)
+    x = np.random.default_rng(13).normal(size=(2, 3, 4, 4)).astype(np.float32)
+    x[0, 0, 0, 0] = np.nan
+    arena.put(0, x)
+    arena.run("TransposeExt", "float", o0=0, od=4096, ot=8192, st=8192, N=2, C=3, H=4, W=4, type=11)
+    got = arena.get(4096, np.float32, x.size).reshape(2, 4, 4, 3)
+    np.testing.assert_array_equal(got, x.transpose(0, 2, 3, 1))
+    arena.put(0, got)
+    arena.run("TransposeExt", "float", o0=0, od=4096, ot=8192, st=8192, N=2, C=3, H=4, W=4, type=12)
+    np.testing.assert_array_equal(arena.get(4096, np.float32, x.size).reshape(x.shape), x)
+
+
 # ---------------------------------------------------------------- a hand-written kernel
 
 @pytest.mark.slow

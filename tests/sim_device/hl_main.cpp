@@ -112,6 +112,12 @@ template <typename T> static bool run_math(const std::string& op) {
         RP(ReduceSum) RP(ReduceMax) RP(ReduceMin) RP(ReduceMean) RP(ReduceProd) RP(ReduceAny) RP(ReduceAll)
 #undef RP
     }
+    if (op == "TransposeExt") {
+        TransposeParamsExt p((uint16_t)I("N"), (uint16_t)I("C"), (uint16_t)I("H"), (uint16_t)I("W"),
+                             static_cast<TransposeType>(I("type", 11)));
+        Transpose(d, x, t, p);
+        return true;
+    }
     if (op == "Log") { Log(d, x, n); return true; }
     if (op == "Log2") { Log2(d, x, n); return true; }
     if (op == "Log10") { Log10(d, x, n); return true; }
@@ -130,6 +136,7 @@ template <typename T> static void run_int() {
     const std::string op = A["op"];
     const uint32_t n = static_cast<uint32_t>(I("n"));
     if (op == "Xor") { Xor(at<T>("od"), at<T>("o0"), at<T>("o1"), n); return; }
+    if (op == "Transpose16") { Transpose(at<T>("od"), at<T>("o0")); return; }
     if (op == "ReduceXorSum") { auto d = at<T>("od"); ReduceXorSum(d, at<T>("o0"), at<T>("o1"), n); return; }
     std::fprintf(stderr, "unknown op %s\n", op.c_str());
     std::exit(3);

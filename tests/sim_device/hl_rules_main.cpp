@@ -265,6 +265,18 @@ static void reduce_sum_dtype() {
     const uint32_t shape[2] = {4, 32};
     ReduceSum<half, Pattern::Reduce::AR>(u.c.Get<half>(), u.a.Get<half>(), shape, true);  // EXPECT: L2.DTYPE_UNSUPPORTED
 }
+// SCENARIO: transpose_tmp_small
+static void transpose_tmp_small() {
+    Ub u;
+    TransposeParamsExt p(1, 16, 4, 8, TransposeType::TRANSPOSE_NCHW2NHWC);
+    Transpose(u.c.Get<float>(), u.a.Get<float>(), u.t.Get<uint8_t>(1024), p);  // EXPECT: L2.TMP_BUFFER
+}
+
+// SCENARIO: transpose_dtype
+static void transpose_dtype() {
+    Ub u;
+    Transpose(u.c.Get<float>(), u.a.Get<float>());  // EXPECT: L2.DTYPE_UNSUPPORTED
+}
 // SCENARIO: end
 
 int main(int argc, char** argv) {
@@ -284,6 +296,7 @@ int main(int argc, char** argv) {
     S(math_tmp_small) S(math_in_place) S(math_tmp_overlap) S(math_dtype) S(math_ub_bounds)
     S(softmax_unaligned_k) S(softmax_tmp_small) S(softmax_no_shape) S(rmsnorm_tmp_overlap) S(layernorm_no_tiling)
     S(rmsnorm_dtype) S(quant_channel_count) S(dequant_params) S(reduce_pattern_unaligned) S(reduce_sum_dtype)
+    S(transpose_tmp_small) S(transpose_dtype)
 #ifdef HL_RULES_MORE
     HL_RULES_MORE
 #endif

@@ -22,6 +22,7 @@
 #include "cannsim/hl_norm.h"
 #include "cannsim/hl_quant.h"
 #include "cannsim/hl_reduce.h"
+#include "cannsim/transpose.h"
 
 // Old intrinsic spellings of the sync instructions.
 inline void set_flag(pipe_t src, pipe_t dst, int id, CANNSIM_LOC) {

@@ -63,7 +63,6 @@ inline int64_t GetSystemCycle() { return 0; }
 
 CANNSIM_UNKNOWN_API(Neg)
 CANNSIM_UNKNOWN_API(Scatter)
-CANNSIM_UNKNOWN_API(Transpose)
 CANNSIM_UNKNOWN_API(PairReduceSum)
 CANNSIM_UNKNOWN_API(ReducePairElem)
 CANNSIM_UNKNOWN_API(RepeatReduceSum)

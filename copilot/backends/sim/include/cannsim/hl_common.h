@@ -12,6 +12,8 @@ namespace cannsim {
 constexpr uint32_t HL_FLOATS = DT_F16 | DT_F32;
 constexpr uint32_t HL_FLOATS_BF16 = DT_F16 | DT_F32 | DT_BF16;
 constexpr uint32_t HL_INT16 = DT_I16 | DT_U16;
+constexpr uint32_t HL_B16 = DT_F16 | DT_I16 | DT_U16;
+constexpr uint32_t HL_TRANSPOSE_NCHW = DT_I8 | DT_U8 | DT_I16 | DT_U16 | DT_F16 | DT_I32 | DT_U32 | DT_F32;
 constexpr uint32_t HL_REDUCE_950 = DT_F32 | DT_I32 | DT_U32 | DT_I64 | DT_U64;
 inline const ApiDtypes kHlApiDtypes[] = {
     {"Sort32", HL_FLOATS, HL_FLOATS, 0}, {"MrgSort", HL_FLOATS, HL_FLOATS, HL_FLOATS},
@@ -47,6 +49,7 @@ inline const ApiDtypes kHlApiDtypes[] = {
     {"ReduceProdHL", DT_F32, HL_REDUCE_950, DT_F32}, {"ReduceMaxHL", HL_FLOATS, HL_FLOATS | HL_REDUCE_950, HL_FLOATS},
     {"ReduceMinHL", HL_FLOATS, HL_FLOATS | HL_REDUCE_950, HL_FLOATS}, {"ReduceAnyHL", DT_F32 | DT_U8, DT_F32 | DT_U8, DT_F32},
     {"ReduceAllHL", DT_F32 | DT_U8, DT_F32 | DT_U8, DT_F32}, {"ReduceXorSum", DT_I16, DT_I16, DT_I16},
+    {"Transpose", HL_B16, HL_B16, HL_B16}, {"TransposeNCHW", HL_TRANSPOSE_NCHW, HL_TRANSPOSE_NCHW | DT_BF16, HL_B16},
 };
 
 // The library's dtype rule at the caller's line (the basic APIs' table is dtype_table.h).
