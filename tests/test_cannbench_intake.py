@@ -317,3 +317,14 @@ def test_public_golden_takes_every_case_shape(name):
     _public_tasks()
     task = load_task(CANNBENCH / "tasks" / name)
     assert all(check_shapes(task, c).ok for c in task.cases)
+
+
+def test_warm_show_serves_the_same_output_until_a_task_file_changes(task_dir, cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("CANNPILOT_CACHE_DIR", str(tmp_path / "cache"))
+    first = cli("tasks", "show", str(task_dir), "--json")
+    assert list((tmp_path / "cache" / "tasks-show").glob("*.txt"))
+    assert cli("tasks", "show", str(task_dir), "--json") == first
+    cases = task_dir / "cases.yaml"
+    cases.write_text(cases.read_text().replace("case_id: 1,", "case_id: 11,", 1))
+    code, out, _ = cli("tasks", "show", str(task_dir), "--json")
+    assert code == 0 and out != first[1] and "11" in [c["id"] for c in json.loads(out)["case_list"]]

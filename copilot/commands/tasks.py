@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
 
 
@@ -36,7 +38,6 @@ def _summary(task) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     from copilot.errors import BadInput
-    from copilot.tasks import builtin_tasks, load_task
 
     if args.action == "check":
         return _check(args)
@@ -44,6 +45,18 @@ def run(args: argparse.Namespace) -> int:
         if len(args.task) > 1:
             raise BadInput(f"`tasks {args.action}` takes one task, got {len(args.task)}: {' '.join(args.task)}")
         args.task = args.task[0] if args.task else None
+    if args.action == "show" and args.task:
+        key = _show_key(args)
+        hit = _show_cache(key)
+        if hit is not None:            # the same task files, flags and code: the same output
+            sys.stdout.write(hit)
+            return 0
+        out = _show(args)
+        _show_cache(key, out)
+        sys.stdout.write(out)
+        return 0
+    from copilot.tasks import builtin_tasks
+
     if args.action == "ls":
         if args.task:
             raise BadInput("`tasks ls` takes no task; use `cannpilot tasks show T`")
@@ -56,8 +69,66 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.action == "new":
         return _new(args)
-    if not args.task:
-        raise BadInput("`tasks show` needs a task: a built-in name, a task directory or a .py file")
+    raise BadInput("`tasks show` needs a task: a built-in name, a task directory or a .py file")
+
+
+# Code whose change changes what `tasks show` prints.
+_SHOW_CODE = ("copilot/commands/tasks.py", "copilot/tasks/loader.py", "copilot/tasks/model.py",
+              "copilot/oracle/golden.py", "copilot/oracle/inputs.py", "copilot/dtypes.py")
+
+
+def _show_key(args) -> str | None:
+    """A digest of everything `tasks show` reads (task files, the code above, the flags, the
+    terminal width), or None when the task is not a path we can hash (then no cache)."""
+    import hashlib
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    path = Path(args.task).expanduser()
+    if not path.exists() and "/" not in args.task:
+        path = repo / "bench" / "ops" / args.task
+    if path.is_dir():
+        files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix in (".yaml", ".csv", ".py", ".md"))
+    elif path.is_file():
+        files = [path]
+    else:
+        return None
+    h = hashlib.sha256(f"{path.resolve()}|{args.json}|{shutil.get_terminal_size().columns}|"
+                       f"{sys.stdout.isatty()}".encode())
+    try:
+        for f in [*files, *(repo / c for c in _SHOW_CODE)]:
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+    except OSError:
+        return None
+    return h.hexdigest()[:32]
+
+
+def _show_cache(key: str | None, text: str | None = None) -> str | None:
+    """Read (text=None) or write the cached output of `tasks show` for `key`."""
+    if not key:
+        return None
+    from copilot.config import cache_dir
+
+    path = cache_dir() / "tasks-show" / f"{key}.txt"
+    try:
+        if text is None:
+            return path.read_text(encoding="utf-8") if path.is_file() else None
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return None
+
+
+def _show(args) -> str:
+    """Load the task, run its golden's shape check on every case, render it."""
+    import io
+
+    from copilot.errors import BadInput
+    from copilot.tasks import load_task
+
     task = load_task(args.task)
     from copilot.oracle import smoke_golden
     from copilot.oracle.golden import check_shapes
@@ -71,11 +142,10 @@ def run(args: argparse.Namespace) -> int:
     if any(c.ok is None for c in checks):     # shapes only known from values: run the smallest
         smoke_golden(task, [task.case(c.case_id) for c in checks if c.ok is None])
     if args.json:
-        json.dump({**_detail(task), "golden_check": [c.__dict__ for c in checks]}, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    _print_detail(task)
-    return 0
+        return json.dumps({**_detail(task), "golden_check": [c.__dict__ for c in checks]}, indent=2) + "\n"
+    buf = io.StringIO()
+    _print_detail(task, buf)
+    return buf.getvalue()
 
 
 def _task_dirs(refs: list[str]) -> list[str]:
@@ -225,14 +295,15 @@ def _print_table(tasks) -> None:
     Console().print(table)
 
 
-def _print_detail(task) -> None:
+def _print_detail(task, file=None) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     from copilot.tasks.model import shapes_text
 
-    con = Console()
+    con = Console(file=file, force_terminal=sys.stdout.isatty() if file is not None else None,
+                  width=shutil.get_terminal_size().columns if file is not None else None)
     con.print(f"[bold]{task.name}[/bold]  ({task.op_name}, {task.category}"
               f"{', ' + task.difficulty if task.difficulty else ''})  {task.path}")
     if task.formula:
