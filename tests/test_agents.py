@@ -310,3 +310,24 @@ async def test_resumed_llm_session_keeps_counting_its_budget(task, tmp_path):
     assert res.status == "budget_exhausted" and len(llm2.prompts) == 0   # the cap was already spent
     store.close()
 
+
+
+def test_run_json_tokens_and_cost_are_the_stores_totals(task, tmp_path, capsys):
+    import json
+
+    from copilot.commands.run import execute
+    from copilot.evolution.session import SessionConfig, new_engine
+    from sessions import SessionStore
+
+    store = SessionStore(tmp_path / "s.db")
+    llm = ScriptedLLM([Reply(GOOD % 1, prompt_tokens=700, completion_tokens=300, cost_usd=0.0125),
+                       Reply(GOOD % 2, prompt_tokens=900, completion_tokens=450, cost_usd=0.02)],
+                      sink=store, session="counted")
+    cfg = SessionConfig(task=task, agent="scripted", rounds=1, variants=2, name="counted")
+    e = new_engine(cfg, [store], agent=_WithBaseline(agent(llm)), evaluator=CodeEvaluator())
+    assert execute(e, cfg, store, None, as_json=True) == 0
+    doc = json.loads(capsys.readouterr().out)
+    spent = SessionStore(tmp_path / "s.db").load_session("counted").budget
+    assert (spent.tokens, spent.llm_calls) == (2350, 2)
+    assert doc["tokens"] == spent.tokens
+    assert doc["cost_usd"] == pytest.approx(spent.cost_usd) == pytest.approx(0.0325)

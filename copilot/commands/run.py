@@ -94,7 +94,8 @@ def execute(engine, cfg, store, output: str | None, as_json: bool) -> int:
 
         Path(output).write_text(result.best.code, encoding="utf-8")
         kernel_path = str(Path(output).resolve())
-    doc = result_json(engine, result, cfg, kernel_path)
+    spent = store.load_session(engine.session).budget      # the store's totals: every LLM call it recorded
+    doc = result_json(engine, result, cfg, kernel_path, tokens=spent.tokens, cost_usd=spent.cost_usd)
     if as_json:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
