@@ -31,6 +31,7 @@ class OutputRule:
     dtype: str | None
     axis_attr: str | None = None      # instead of drop/ones: the int attr naming the reduced axis
     keep_attr: str | None = None      # the bool attr keeping it as length 1 (None: removed)
+    last_div: int = 1                 # the last dim divided by this (a gated op's halves)
 
 
 @dataclass
@@ -100,7 +101,7 @@ def learn_output_rules(task) -> list[OutputRule]:
     int_attrs = [a.name for a in task.attrs if a.type == "int"]
     bool_attrs = [a.name for a in task.attrs if a.type == "bool"]
     for k, spec in enumerate(task.outputs):
-        rule = _fit(k, per_case) or _fit_axis(k, per_case, int_attrs, bool_attrs)
+        rule = _fit(k, per_case) or _fit_axis(k, per_case, int_attrs, bool_attrs) or _fit_split(k, per_case)
         if rule is None:
             raise Unsupported(f"{task.name}: the shape of output '{spec.name}' is not an input's shape "
                               "with trailing dims dropped or set to 1 on every case; the exporter "
@@ -166,6 +167,20 @@ def _fit_axis(k: int, per_case, int_attrs: list[str], bool_attrs: list[str]) -> 
                 fixed = {o[k].dtype for _, o in per_case}
                 if len(fixed) == 1:
                     return OutputRule(like, 0, 0, None, fixed.pop(), axis, keep)
+    return None
+
+
+def _fit_split(k: int, per_case) -> OutputRule | None:
+    """Output k is input `like` with its last dim divided by 2, 3 or 4 (glu-style halves)."""
+    n_in = len(per_case[0][0].shapes)
+    for like in range(n_in):
+        for f in (2, 3, 4):
+            def split(s):
+                return tuple(s[:-1]) + (s[-1] // f,) if s and s[-1] % f == 0 else None
+            if all(split(tuple(c.shapes[like])) == tuple(o[k].shape) for c, o in per_case):
+                for dl in range(n_in):
+                    if all(c.dtypes[dl] == o[k].dtype for c, o in per_case):
+                        return OutputRule(like, 0, 0, dl, None, last_div=f)
     return None
 
 

@@ -262,6 +262,8 @@ def _plugin(spec: OpSpec) -> str:
         elif r.like >= 0:
             src = spec.inputs[r.like][0]
             lines.append(f"    std::vector<int64_t> {oname}_shape({src}.sizes().begin(), {src}.sizes().end() - {r.drop});")
+            if r.last_div != 1:
+                lines.append(f"    {oname}_shape.back() /= {r.last_div};")
         else:   # the inputs' broadcast shape (shape arithmetic only)
             lines.append(f"    std::vector<int64_t> {oname}_shape = {spec.inputs[0][0]}.sizes().vec();")
             for n, _ in spec.inputs[1:]:

@@ -53,7 +53,9 @@ def _output_shape(rule: dict, shapes: list[tuple], attrs: dict) -> tuple:
         base = tuple(shapes[rule["like"]])
     else:
         base = tuple(torch.broadcast_shapes(*shapes))
-    return base[:len(base) - rule["drop"]] + (1,) * rule["ones"]
+    out = base[:len(base) - rule["drop"]] + (1,) * rule["ones"]
+    div = rule.get("last_div", 1)
+    return out[:-1] + (out[-1] // div,) if div != 1 else out
 
 
 def launch(op: dict, kernel: Path, args: tuple, chip: str = "910B2"):
