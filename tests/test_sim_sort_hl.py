@@ -565,6 +565,14 @@ def test_sum_mean_rows_nan_and_xor_sum(arena: Arena):
     assert arena.get(4096, np.int16, 1)[0] == want
 
 
+def test_repeat_reduce_sum_one_value_per_repeat(arena: Arena):
+    x = np.random.default_rng(14).uniform(-1, 1, 512).astype(np.float32)
+    arena.put(0, x)
+    arena.run("RepeatReduceSum", "float", o0=0, od=4096, repeat=8, mask=48, dr=2, sr=8)
+    got = arena.get(4096, np.float32, 16)[::2]
+    np.testing.assert_allclose(got, x.reshape(8, 64)[:, :48].sum(axis=1), rtol=1e-5, atol=1e-6)
+
+
 # ---------------------------------------------------------------- Transpose
 
 def test_transpose_16x16_and_nchw_nhwc(arena: Arena):

@@ -118,6 +118,10 @@ template <typename T> static bool run_math(const std::string& op) {
         Transpose(d, x, t, p);
         return true;
     }
+    if (op == "RepeatReduceSum") {
+        RepeatReduceSum(d, x, (int32_t)I("repeat"), (int32_t)I("mask"), 1, 1, (int32_t)I("dr", 1), (int32_t)I("sr", 8));
+        return true;
+    }
     if (op == "Log") { Log(d, x, n); return true; }
     if (op == "Log2") { Log2(d, x, n); return true; }
     if (op == "Log10") { Log10(d, x, n); return true; }

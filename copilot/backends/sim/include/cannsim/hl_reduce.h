@@ -9,6 +9,7 @@
 #include <cmath>
 #include "hl_common.h"
 #include "hl_types.h"
+#include "reduce.h"
 
 namespace AscendC {
 
@@ -181,6 +182,18 @@ template <typename T, bool isReuseSource = false>
 inline void ReduceXorSum(LocalTensor<T>& dstTensor, const LocalTensor<T>& src0Tensor, const LocalTensor<T>& src1Tensor,
                          const uint32_t calCount, CANNSIM_LOC) {
     ReduceXorSum<T, isReuseSource>(dstTensor, src0Tensor, src1Tensor, (const LocalTensor<uint8_t>*)nullptr, calCount, loc);
+}
+
+// ---- RepeatReduceSum: the sum of each repeat (continuous mask only) to dst[r * dstRepStride] ----
+template <typename T, bool isSetMask = true>
+inline void RepeatReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t repeatTime,
+                            const int32_t mask, const int32_t dstBlkStride, const int32_t srcBlkStride,
+                            const int32_t dstRepStride, const int32_t srcRepStride, CANNSIM_LOC) {
+    (void)dstBlkStride;   // one value per repeat: the block stride of dst has nothing to stride
+    cannsim::hl_check_dtype("RepeatReduceSum", cannsim::dtype_of<T>(), loc);
+    auto L = cannsim::mask_lanes("RepeatReduceSum", static_cast<uint64_t>(mask), repeatTime, isSetMask, sizeof(T), false, loc);
+    cannsim::reduce_per_repeat("RepeatReduceSum", cannsim::RKind::Sum, dst, src, L, dstRepStride, srcBlkStride, srcRepStride,
+                               ReduceOrder::ORDER_ONLY_VALUE, loc);
 }
 
 }  // namespace AscendC
