@@ -455,7 +455,8 @@ def test_registry_statuses_follow_the_headers():
         assert by[("memory vector compute", name)]["status"] == "emulated", name
     for fam, name in (("synchronisation", "IBSet"), ("synchronisation", "IBWait"),
                       ("synchronisation", "NotifyNextBlock"), ("synchronisation", "WaitPreBlock"),
-                      ("synchronisation", "InitDetermineComputeWorkspace"), ("atomics", "SetAtomicAdd"), ("atomics", "SetAtomicMax"), ("atomics", "SetAtomicMin"),
+                      ("synchronisation", "InitDetermineComputeWorkspace"), ("atomics", "SetAtomicAdd"),
+                      ("atomics", "SetStoreAtomicConfig"), ("atomics", "GetStoreAtomicConfig"), ("atomics", "SetAtomicMax"), ("atomics", "SetAtomicMin"),
                       ("synchronisation", "SyncAll"), ("index", "Arange"), ("data movement", "DataCopyPad")):
         assert by[(fam, name)]["status"] == "emulated", name
     gather = by[("memory vector compute", "Gather")]
@@ -520,7 +521,8 @@ def test_every_new_api_is_costed_on_its_pipe(rules_bin: Path):
         assert api in API_WEIGHTS, api
     for api in ("SetAtomicAdd", "SetAtomicMax", "SetAtomicMin", "SetAtomicNone", "SyncAll"):
         assert counters[api]["pipe"] == "S" and counters[api]["calls"] == 1, api
-    assert counters["DataCopy"]["pipe"] == "MTE3" and counters["DataCopy"]["calls"] == 3
+    assert counters["DataCopy"]["pipe"] == "MTE3" and counters["DataCopy"]["calls"] == 4
+    assert "bad store atomic config" not in r.stdout
 
 
 # ---------------------------------------------------------------- compound ops and scalar bit functions
@@ -570,3 +572,28 @@ def test_scalar_bit_functions(run: Run, value: int):
     assert {k: int(v) for k, v in got.items()} == {
         "ones": ones, "zeros": 64 - ones, "clz": 64 - value.bit_length(), "sign": sign,
         "sff1": lowest(1), "sff0": lowest(0)}
+
+
+@needs_gxx
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "float", "half"])
+@pytest.mark.parametrize("how", ["add", "max", "min"])
+def test_atomic_modes_combine_with_gm(run: Run, dtype: str, how: str):
+    dt = np.dtype({"float": "float32", "half": "float16"}.get(dtype, dtype))
+    n = 96
+    if dt.kind == "i":
+        x, g = edges(dt.type, n, 15), edges(dt.type, n, 16)
+    else:
+        rng = np.random.default_rng(17)
+        x, g = rng.uniform(-9, 9, n).astype(dt), rng.uniform(-9, 9, n).astype(dt)
+        x[:3] = [np.inf, -np.inf, 1]
+        g[:3] = [1, 2, np.nan]
+    with np.errstate(over="ignore", invalid="ignore"):
+        if how == "add":
+            want = (g.astype(np.int64) + x).astype(dt) if dt.kind == "i" else (g.astype(np.float32) + x).astype(dt)
+        else:
+            pick = (x > g) if how == "max" else (x < g)
+            want = np.where(pick | np.isnan(x) if dt.kind == "f" else pick, x, g)
+    got = run("atomic", dtype, g.copy(), x, n=n, how=how)
+    np.testing.assert_array_equal(np.isnan(got) if dt.kind == "f" else got, np.isnan(want) if dt.kind == "f" else want)
+    if dt.kind == "f":
+        np.testing.assert_array_equal(got[~np.isnan(got)], want[~np.isnan(want)])

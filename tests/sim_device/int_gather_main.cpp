@@ -92,6 +92,19 @@ static void run() {
         LocalTensor<T> y = ub<T>(pipe, b1, h1);
         AddRelu(o, x, y, n);
     }
+    if (op == "atomic") {   // GM (the out file) combined with x by the atomic mode, via DataCopyPad
+        GlobalTensor<T> gm;
+        std::vector<uint8_t> g = ho;
+        gm.SetGlobalBuffer(reinterpret_cast<T*>(g.data()), g.size() / sizeof(T));
+        const std::string how = A["how"];
+        if (how == "add") SetAtomicAdd<T>();
+        else if (how == "max") SetAtomicMax<T>();
+        else SetAtomicMin<T>();
+        DataCopyExtParams cp{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0};
+        DataCopyPad(gm, x, cp);
+        SetAtomicNone();
+        std::memcpy(o.sim_data(), g.data(), g.size());
+    }
     if (op == "bits") {
         const uint64_t v = static_cast<uint64_t>(std::stoull(A["value"], nullptr, 0));
         std::printf("ones=%lld zeros=%lld clz=%lld sign=%lld sff1=%lld sff0=%lld\n", (long long)GetBitCount<1>(v),

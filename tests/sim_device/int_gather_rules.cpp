@@ -35,6 +35,14 @@ static void clean_int_gather() {
     SetAtomicMax<float>(); DataCopy(gm, g, 256);
     SetAtomicMin<float>(); DataCopy(gm, g, 256);
     SetAtomicNone();
+    SetStoreAtomicConfig<AtomicDtype::ATOMIC_F32, AtomicOp::ATOMIC_SUM>();
+    uint16_t type = 9, op = 9;
+    GetStoreAtomicConfig(type, op);
+    if (type != 1 || op != 0) std::printf("bad store atomic config %u %u\n", type, op);
+    DataCopy(gm, g, 256);
+    SetStoreAtomicConfig<AtomicDtype::ATOMIC_NONE, AtomicOp::ATOMIC_SUM>();
+    GetStoreAtomicConfig(type, op);
+    if (type != 0) std::printf("bad store atomic config %u\n", type);
     SyncAll();
 }
 

@@ -101,4 +101,31 @@ inline void SetAtomicNone(CANNSIM_LOC) {
 }
 inline void DisableDmaAtomic(CANNSIM_LOC) { SetAtomicNone(loc); }
 
+// The store-atomic configuration as (type, op) codes: AtomicDtype::ATOMIC_NONE switches it off;
+// only AtomicOp::ATOMIC_SUM exists.
+enum class AtomicDtype : uint16_t { ATOMIC_NONE = 0, ATOMIC_F32, ATOMIC_F16, ATOMIC_S16, ATOMIC_S32, ATOMIC_S8, ATOMIC_BF16 };
+enum class AtomicOp : uint16_t { ATOMIC_SUM = 0 };
+
+// @api SetStoreAtomicConfig GetStoreAtomicConfig
+template <AtomicDtype type, AtomicOp op>
+inline void SetStoreAtomicConfig(CANNSIM_LOC) {
+    (void)loc;
+    static constexpr uint32_t kTypes[] = {0, cannsim::DT_F32, cannsim::DT_F16, cannsim::DT_I16, cannsim::DT_I32,
+                                          cannsim::DT_I8, cannsim::DT_BF16};
+    auto& s = cannsim::detail::state();
+    s.atomic_op = type == AtomicDtype::ATOMIC_NONE ? cannsim::atomic_op::None : cannsim::atomic_op::Add;
+    if (type != AtomicDtype::ATOMIC_NONE) s.atomic_dtype = kTypes[static_cast<int>(type)];
+    cannsim::record_cost(PIPE_S, "SetStoreAtomicConfig", s.atomic_dtype, 0, 0);
+}
+inline void GetStoreAtomicConfig(uint16_t& atomicType, uint16_t& atomicOp) {
+    const auto& s = cannsim::detail::state();
+    static constexpr uint32_t kTypes[] = {0, cannsim::DT_F32, cannsim::DT_F16, cannsim::DT_I16, cannsim::DT_I32,
+                                          cannsim::DT_I8, cannsim::DT_BF16};
+    atomicType = 0;
+    if (s.atomic_op == cannsim::atomic_op::Add)
+        for (uint16_t k = 1; k < 7; ++k)
+            if (kTypes[k] == s.atomic_dtype) atomicType = k;
+    atomicOp = static_cast<uint16_t>(AtomicOp::ATOMIC_SUM);
+}
+
 }  // namespace AscendC
