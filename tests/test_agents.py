@@ -331,3 +331,44 @@ def test_run_json_tokens_and_cost_are_the_stores_totals(task, tmp_path, capsys):
     assert (spent.tokens, spent.llm_calls) == (2350, 2)
     assert doc["tokens"] == spent.tokens
     assert doc["cost_usd"] == pytest.approx(spent.cost_usd) == pytest.approx(0.0325)
+
+
+FLOAT_PARENT = ("// parent kernel\nLocalTensor<float> xf = calc.Get<float>();\n"
+                "Cast(xf, xh, RoundMode::CAST_NONE, n);\nInitBuffer(inQueue, 1, bytes);")
+
+
+def test_cake_partial_keeps_the_topology_and_may_change_compute():
+    from copilot.agents.prompts import ROLE_TEXT
+
+    text = ROLE_TEXT["cake-partial"]
+    assert "queues" in text and "stages" in text and "split across cores" in text
+    assert "compute" in text and "tiling" in text and "buffering" in text
+    assert "Keep the pipeline structure; change tiling, buffering and core split" not in text
+
+
+async def test_a_direction_the_parent_already_meets_is_replaced_by_the_next(task):
+    llm = ScriptedLLM([GOOD % 1])
+    parent = Candidate("r1-c2", FLOAT_PARENT, 1, "llm", time_us=20.0, status="passed")
+    req = request(task, parent=parent, strategy=Strategy("L3.upcast-fp32", "fp32", "compute in float"))
+    p = await agent(llm).propose(req)
+    sent = llm.prompts[0].text
+    assert "## Your direction: L3.upcast-fp32" not in sent
+    taken = sent.split("## Your direction: ")[1].split("\n")[0]
+    assert taken not in ("L3.split-d", "L3.ub-budget", "L3.merge-small-rows")   # siblings and rejected
+    assert p.strategy == taken and "already casts its tiles to float" in p.notes[0]
+    # a 16-bit parent without the cast: the direction stands
+    llm2 = ScriptedLLM([GOOD % 2])
+    half = Candidate("r1-c3", "// parent kernel\nLocalTensor<half> x;", 1, "llm", time_us=20.0, status="passed")
+    p2 = await agent(llm2).propose(request(task, parent=half, strategy=Strategy("L3.upcast-fp32", "fp32", "compute in float")))
+    assert "## Your direction: L3.upcast-fp32\ncompute in float" in llm2.prompts[0].text
+    assert p2.strategy == "L3.upcast-fp32" and not p2.notes
+
+
+async def test_the_fix_loop_repair_prompt_names_the_direction(task):
+    llm = ScriptedLLM([COMPILE_ERROR % 1, GOOD % 2])
+    p = await agent(llm, AgencySchedule(later="fix_loop")).propose(request(task))
+    assert "GOOD 2" in p.code
+    repair = llm.prompts[1]
+    assert repair.phase == "repair"
+    assert "## The variant's direction: L3.double-buffering\nuse two buffers" in repair.text
+    assert "The variant's direction" not in llm.prompts[0].text

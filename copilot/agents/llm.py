@@ -18,6 +18,7 @@ from typing import Any
 from copilot.agents import prompts
 from copilot.events import Candidate, EventSink, KnowledgeSliceUsed
 from copilot.evolution.engine import BudgetExhausted, Evaluation, Proposal, ProposalRequest
+from copilot.evolution.strategies import Strategy
 from copilot.tasks.model import Task
 
 TOOLS_HELP = """\
@@ -94,19 +95,24 @@ class LLMAgent:
     # --- cake-partial: one variant ------------------------------------------------------------
 
     async def propose(self, req: ProposalRequest) -> Proposal:
+        from copilot.agents.directions import effective_request
+
         mode = self.schedule.later
+        req, replaced = effective_request(req)
+        notes = [replaced] if replaced else []
         slice_ = self._slice(req.task, "mutation", req.chip, round_=req.round, cid=f"r{req.round}-c{req.index}")
         reply = await self._ask(prompts.variant_prompt(req, slice_.render()), "mutation", "cake-partial",
                                 req.round, f"r{req.round}-c{req.index}")
         parent_code = req.parent.code if req.parent else None
         code = self._extract(reply, parent_code)
         if code is None:
-            return Proposal(code=None, origin="llm", agency_mode=mode,
+            return Proposal(code=None, origin="llm", agency_mode=mode, strategy=req.strategy.id, notes=notes,
                             failure=self._last_failure or "the reply had no code block and no edit block")
         if mode == "fix_loop":
-            trace = _Trace(code=code)
-            code = await self._repair(req.task, req.chip, trace, round_=req.round, mode="variant")
-        return Proposal(code=code, origin="llm", agency_mode=mode)
+            trace = _Trace(code=code, notes=notes)
+            code = await self._repair(req.task, req.chip, trace, round_=req.round, mode="variant",
+                                      direction=req.strategy)
+        return Proposal(code=code, origin="llm", agency_mode=mode, strategy=req.strategy.id, notes=notes)
 
     # --- generation 1: the tool-using agent ---------------------------------------------------
 
@@ -164,9 +170,11 @@ class LLMAgent:
 
     # --- the fix loop -------------------------------------------------------------------------
 
-    async def _repair(self, task: Task, chip: str, trace: _Trace, round_: int, mode: str) -> str:
+    async def _repair(self, task: Task, chip: str, trace: _Trace, round_: int, mode: str,
+                      direction: Strategy | None = None) -> str:
         """Evaluate and repair: up to `build_repairs` for build failures and `precision_repairs`
-        for wrong results. Returns the last code (the engine evaluates it as the candidate)."""
+        for wrong results. Returns the last code (the engine evaluates it as the candidate).
+        A variant's repairs are told its direction, so a fix does not undo it."""
         build_left, prec_left = self.schedule.build_repairs, self.schedule.precision_repairs
         while True:
             ev = await self._evaluate(task, trace.code)
@@ -184,7 +192,8 @@ class LLMAgent:
                 return trace.code
             diags = _with_cards(ev.diagnostics)
             slice_ = self._slice(task, "repair", chip, round_=round_, diagnostics=diags)
-            reply = await self._ask(prompts.repair_prompt(task, trace.code, diags, failure, slice_.render()),
+            reply = await self._ask(prompts.repair_prompt(task, trace.code, diags, failure, slice_.render(),
+                                                          direction),
                                     "repair", "cake", round_)
             fixed = self._extract(reply, trace.code)
             if fixed is None or fixed == trace.code:

@@ -5,6 +5,7 @@ chat messages, so tests can read exactly what a model was told.
 from __future__ import annotations
 
 from copilot.evolution.engine import ProposalRequest
+from copilot.evolution.strategies import Strategy
 from copilot.tasks.model import Task
 
 OUTPUT_CONTRACT = """\
@@ -25,7 +26,10 @@ reach the kernel through the tiling data. Use only the AscendC APIs named in the
 ROLE_TEXT = {
     "cake": "You write AscendC vector kernels for Huawei Ascend NPUs. Correctness first, then speed.",
     "cake-partial": ("You produce ONE variant of an existing, correct AscendC kernel, following one "
-                     "direction. Keep the pipeline structure; change tiling, buffering and core split."),
+                     "direction. Keep the parent's pipeline topology: its queues, its stages and the pattern "
+                     "by which work is split across cores (a direction about cores may change the core "
+                     "count and each core's share, not the pattern). Change the compute, the tiling and "
+                     "the buffering as far as the direction requires, and no further."),
     "repair": "You fix an AscendC kernel that failed. Change only what the failure requires.",
 }
 
@@ -90,8 +94,10 @@ def variant_prompt(req: ProposalRequest, knowledge_text: str) -> list[dict]:
     return messages("cake-partial", *parts)
 
 
-def repair_prompt(task: Task, code: str, diagnostics: list[dict], failure: str, knowledge_text: str) -> list[dict]:
-    """Repair: the exemplar and the cards of the failure's constraints, the failing code, the errors."""
+def repair_prompt(task: Task, code: str, diagnostics: list[dict], failure: str, knowledge_text: str,
+                  direction: Strategy | None = None) -> list[dict]:
+    """Repair: the exemplar and the cards of the failure's constraints, the failing code, the errors;
+    for a variant, the direction it follows, which the fix keeps."""
     lines = []
     for d in diagnostics[:12]:
         where = f"line {d.get('line')}: " if d.get("line") else ""
@@ -100,4 +106,6 @@ def repair_prompt(task: Task, code: str, diagnostics: list[dict], failure: str, 
     return messages("repair", "## Knowledge\n" + knowledge_text, "## Task\n" + task_statement(task),
                     f"## The kernel\n```cpp\n{code}\n```",
                     f"## What failed ({failure})\n" + ("\n".join(lines) or "(no diagnostics)"),
+                    (f"## The variant's direction: {direction.id}\n{direction.text}\nKeep to it: fix the "
+                     "failure without undoing the direction.") if direction else "",
                     "## Output\n" + contract(task))

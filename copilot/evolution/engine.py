@@ -65,6 +65,7 @@ class Proposal:
     knobs: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     failure: str = ""                           # why there is no code
+    strategy: str = ""                          # the direction taken, when the agent replaced the one asked
 
 
 class Agent(Protocol):
@@ -322,7 +323,7 @@ class EvolutionEngine:
         cands = []
         for q, p in zip(todo, proposals):
             c = Candidate(id=f"r{r}-c{q.index}", code=p.code or "", round=r, origin=p.origin,  # type: ignore[arg-type]
-                          strategy=q.strategy.id, agency_mode=p.agency_mode,  # type: ignore[arg-type]
+                          strategy=p.strategy or q.strategy.id, agency_mode=p.agency_mode,  # type: ignore[arg-type]
                           parent_ids=[q.parent.id] if q.parent else [], knobs=dict(p.knobs))
             if p.code is None:
                 c.status = "no_code"   # type: ignore[assignment]

@@ -1,0 +1,67 @@
+"""Which direction a variant really takes: a direction the parent already satisfies is replaced by
+the next one of the task's strategies that the parent does not satisfy and no sibling takes.
+
+"Satisfied" is decided from the parent's source and its profile, for the directions where that can
+be read off reliably; any other direction is taken as given.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+
+from copilot.events import Candidate
+from copilot.evolution.engine import ProposalRequest
+from copilot.evolution.strategies import Strategy, round_one_strategies
+from copilot.tasks.model import Task
+
+_FLOAT_TILE = re.compile(r"LocalTensor\s*<\s*float\s*>")
+_CAST = re.compile(r"\bCast\s*[<(]")
+_DEPTH_TWO = re.compile(r"\bInitBuffer\s*\(\s*\w+\s*,\s*2\s*,|\bBUFFER_NUM\s*=\s*2\b|\bTQue\s*<[^>]*,\s*2\s*>")
+
+
+def _computes_in_float(task: Task, parent: Candidate) -> str | None:
+    dtypes = {d for t in task.inputs for d in t.dtypes}
+    if dtypes and dtypes <= {"float32", "float"}:
+        return "every input of the task is float32 already"
+    if _FLOAT_TILE.search(parent.code) and _CAST.search(parent.code):
+        return "the parent already casts its tiles to float and computes in float"
+    return None
+
+
+def _double_buffered(task: Task, parent: Candidate) -> str | None:
+    if _DEPTH_TWO.search(parent.code):
+        return "the parent's queues already hold two buffers"
+    return None
+
+
+SATISFIED: dict[str, Callable[[Task, Candidate], str | None]] = {
+    "L3.upcast-fp32": _computes_in_float,
+    "L3.double-buffering": _double_buffered,
+}
+
+
+def already_met(strategy_id: str, task: Task, parent: Candidate | None) -> str | None:
+    """Why `parent` already satisfies the direction, or None."""
+    check = SATISFIED.get(strategy_id)
+    if parent is None or not parent.code or check is None:
+        return None
+    return check(task, parent)
+
+
+def effective_request(req: ProposalRequest, strategies: list[Strategy] | None = None) -> tuple[ProposalRequest, str]:
+    """The request with its direction replaced when the parent already meets it, and a note saying so
+    ("" when the direction stands). The replacement is the next strategy after it in the task's order
+    that is not met, not a sibling's and not rejected; with none left the direction stands."""
+    why = already_met(req.strategy.id, req.task, req.parent)
+    if why is None:
+        return req, ""
+    order = strategies if strategies is not None else round_one_strategies(req.task)
+    ids = [s.id for s in order]
+    start = ids.index(req.strategy.id) + 1 if req.strategy.id in ids else 0
+    taken = set(req.sibling_strategies) | set(req.rejected_strategies) | {req.strategy.id}
+    for s in order[start:] + order[:start]:
+        if s.id not in taken and already_met(s.id, req.task, req.parent) is None:
+            return replace(req, strategy=s), f"direction {req.strategy.id} replaced by {s.id}: {why}"
+    return req, ""
