@@ -328,3 +328,40 @@ def test_warm_show_serves_the_same_output_until_a_task_file_changes(task_dir, cl
     cases.write_text(cases.read_text().replace("case_id: 1,", "case_id: 11,", 1))
     code, out, _ = cli("tasks", "show", str(task_dir), "--json")
     assert code == 0 and out != first[1] and "11" in [c["id"] for c in json.loads(out)["case_list"]]
+
+
+# --- quick-tier twins -----------------------------------------------------------------------
+
+def test_quick_twin_keeps_dtypes_ranges_rank_broadcast_and_alignment_classes(tmp_path):
+    from copilot.tasks.quick import alignment_class, quick_twins, twin
+
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          inputs: [{name: x1, dtype: [float16]}, {name: x2, dtype: [float16]}]
+          outputs: [{name: y, dtype: [float16]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[4096, 1009, 35], [1, 1009, 35]], dtype: [float16, float16],
+           value_range: [['-inf', 'inf'], ['nan', 'nan']]}
+        - {case_id: 2, input_shape: [[64, 64], [64, 64]], dtype: [float16, float16]}
+        """, "import torch\ndef probe_op(x1, x2):\n    return torch.maximum(x1, x2)\n")
+    task = load_task(d)
+    big = task.case("1")
+    t = twin(big)
+    assert t.is_quick and t.dtypes == big.dtypes and t.value_ranges == big.value_ranges
+    assert [len(s) for s in t.shapes] == [3, 3] and t.shapes[1][0] == 1      # rank, broadcast
+    assert t.shapes[0][1:] == t.shapes[1][1:]                                # shared dims stay equal
+    for old, new in zip(big.shapes[0], t.shapes[0]):
+        assert alignment_class(old) == alignment_class(new), (old, new)
+    assert twin(task.case("2")) is None                                      # already quick
+    assert [c.id for c in quick_twins(task)] == ["1q"]
+
+
+def test_twins_selection_is_the_quick_tier_and_the_twins(task_dir):
+    from copilot.tasks import select_cases
+
+    task = load_task(task_dir)
+    ids = [c.id for c in select_cases(task, "twins")]
+    assert ids[:len(task.quick_cases())] == [c.id for c in task.quick_cases()]
+    assert [i for i in ids if i.endswith("q")] == [f"{c.id}q" for c in task.cases if not c.is_quick]

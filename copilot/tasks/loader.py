@@ -581,10 +581,15 @@ def _load_kernelbench(path: Path) -> Task:
 
 
 def select_cases(task: Task, spec: str | None) -> list[Case]:
-    """`quick` | `all` | `perf` | a comma-separated list of case ids."""
+    """`quick` | `twins` (the quick tier and the shrunk twins of the other cases) | `all` |
+    `perf` | a comma-separated list of case ids."""
     spec = (spec or "quick").strip()
     if spec == "quick":
         return task.quick_cases()
+    if spec == "twins":
+        from copilot.tasks.quick import quick_twins
+
+        return task.quick_cases() + quick_twins(task)
     if spec == "all":
         return list(task.cases)
     if spec == "perf":
@@ -596,7 +601,7 @@ def select_cases(task: Task, spec: str | None) -> list[Case]:
             chosen.append(task.case(cid))
         except KeyError:
             raise BadInput(f"task {task.name} has no case '{cid}' (cases: "
-                           f"{', '.join(c.id for c in task.cases)}; or quick, all, perf)") from None
+                           f"{', '.join(c.id for c in task.cases)}; or quick, twins, all, perf)") from None
     if not chosen:
-        raise BadInput(f"--cases '{spec}': give quick, all, perf or case ids like 1,3")
+        raise BadInput(f"--cases '{spec}': give quick, twins, all, perf or case ids like 1,3")
     return chosen
