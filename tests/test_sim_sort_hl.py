@@ -473,6 +473,32 @@ def test_rms_norm_and_layer_norm_rows(arena: Arena, dtype: str):
     np.testing.assert_allclose(arena.get(5120, NP[dtype], b * s), xv.var(-1, unbiased=False).numpy().ravel(), **tol)
 
 
+def test_softmax_grad_and_front(arena: Arena):
+    rng = np.random.default_rng(15)
+    m, k = 3, 16
+    g = rng.normal(size=(m, k)).astype(np.float32)
+    y = rng.uniform(0, 1, (m, k)).astype(np.float32)
+    arena.put(0, g); arena.put(1024, y)
+    s = (g.astype(np.float64) * y).sum(axis=1, keepdims=True)
+    arena.run("SoftmaxGrad", "float", o0=0, o1=1024, od=4096, ot=8192, st=4096, m=m, k=k)
+    np.testing.assert_allclose(arena.get(4096, np.float32, m * k).reshape(m, k), (g - s) * y, rtol=1e-5, atol=1e-6)
+    arena.run("SoftmaxGrad", "float", o0=0, o1=1024, od=4096, ot=8192, st=4096, m=m, k=k, front=1)
+    np.testing.assert_allclose(arena.get(4096, np.float32, m * k).reshape(m, k), np.broadcast_to(s, (m, k)), rtol=1e-6)
+    arena.run("SoftmaxGradFront", "float", o0=0, o1=1024, od=4096, ot=8192, st=4096, m=m, k=k)
+    np.testing.assert_allclose(arena.get(4096, np.float32, m * 8).reshape(m, 8), np.broadcast_to(s, (m, 8)), rtol=1e-6)
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_cumsum_rows_or_columns_with_last_row(arena: Arena, first: int):
+    x = np.random.default_rng(16).normal(size=(4, 16)).astype(np.float32)
+    x[1, 2] = np.inf
+    arena.put(0, x)
+    arena.run("CumSum", "float", o0=0, od=4096, oi=6144, ot=8192, st=4096, outter=4, inner=16, first=first)
+    want = np.cumsum(x.astype(np.float64), axis=0 if first else 1).astype(np.float32)
+    np.testing.assert_allclose(arena.get(4096, np.float32, 64).reshape(4, 16), want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(arena.get(6144, np.float32, 16), arena.get(4096 + 48 * 4, np.float32, 16))
+
+
 # ---------------------------------------------------------------- quantization
 
 def ref_quant(x, scale, offset):

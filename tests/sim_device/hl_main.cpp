@@ -122,6 +122,22 @@ template <typename T> static bool run_math(const std::string& op) {
         RepeatReduceSum(d, x, (int32_t)I("repeat"), (int32_t)I("mask"), 1, 1, (int32_t)I("dr", 1), (int32_t)I("sr", 8));
         return true;
     }
+    if (op == "SoftmaxGrad" || op == "SoftmaxGradFront") {
+        const uint32_t m = static_cast<uint32_t>(I("m")), k = static_cast<uint32_t>(I("k"));
+        SoftMaxShapeInfo info{m, k, m, k};
+        SoftMaxTiling tiling;
+        if (op == "SoftmaxGrad") SoftmaxGrad(d, x, y, t, tiling, I("front") != 0, info);
+        else SoftmaxGradFront(d, x, y, t, tiling, info);
+        return true;
+    }
+    if (op == "CumSum") {
+        CumSumInfo info{(uint32_t)I("outter"), (uint32_t)I("inner")};
+        auto last = at<T>("oi");
+        static constexpr CumSumConfig rows{true, false, true, CumSumAlgorithm::CUMSUM_ALGORITHM_LINEBYLINE};
+        static constexpr CumSumConfig cols{false, false, true, CumSumAlgorithm::CUMSUM_ALGORITHM_LINEBYLINE};
+        if (I("first")) CumSum<T, cols>(d, last, x, t, info); else CumSum<T, rows>(d, last, x, t, info);
+        return true;
+    }
     if (op == "Log") { Log(d, x, n); return true; }
     if (op == "Log2") { Log2(d, x, n); return true; }
     if (op == "Log10") { Log10(d, x, n); return true; }

@@ -277,6 +277,12 @@ static void transpose_dtype() {
     Ub u;
     Transpose(u.c.Get<float>(), u.a.Get<float>());  // EXPECT: L2.DTYPE_UNSUPPORTED
 }
+// SCENARIO: cumsum_inner_unaligned
+static void cumsum_inner_unaligned() {
+    Ub u;
+    auto d = u.c.Get<float>(); auto last = u.d.Get<float>();
+    CumSum<float>(d, last, u.a.Get<float>(), CumSumInfo{4, 10});  // EXPECT: L2.API_PARAM
+}
 // SCENARIO: end
 
 int main(int argc, char** argv) {
@@ -296,7 +302,7 @@ int main(int argc, char** argv) {
     S(math_tmp_small) S(math_in_place) S(math_tmp_overlap) S(math_dtype) S(math_ub_bounds)
     S(softmax_unaligned_k) S(softmax_tmp_small) S(softmax_no_shape) S(rmsnorm_tmp_overlap) S(layernorm_no_tiling)
     S(rmsnorm_dtype) S(quant_channel_count) S(dequant_params) S(reduce_pattern_unaligned) S(reduce_sum_dtype)
-    S(transpose_tmp_small) S(transpose_dtype)
+    S(transpose_tmp_small) S(transpose_dtype) S(cumsum_inner_unaligned)
 #ifdef HL_RULES_MORE
     HL_RULES_MORE
 #endif

@@ -60,7 +60,7 @@ CANNSIM_HL_TMP_HELPERS(Xor) CANNSIM_HL_TMP_HELPERS(Power) CANNSIM_HL_TMP_HELPERS
 CANNSIM_HL_TMP_HELPERS(Sigmoid) CANNSIM_HL_TMP_HELPERS(Gelu) CANNSIM_HL_TMP_HELPERS(FasterGelu)
 CANNSIM_HL_TMP_HELPERS(FasterGeluV2) CANNSIM_HL_TMP_HELPERS(GeGLU) CANNSIM_HL_TMP_HELPERS(ReGlu)
 CANNSIM_HL_TMP_HELPERS(SwiGLU) CANNSIM_HL_TMP_HELPERS(Log) CANNSIM_HL_TMP_HELPERS(AscendQuant)
-CANNSIM_HL_TMP_HELPERS(AscendDequant) CANNSIM_HL_TMP_HELPERS(AscendAntiQuant)
+CANNSIM_HL_TMP_HELPERS(AscendDequant) CANNSIM_HL_TMP_HELPERS(AscendAntiQuant) CANNSIM_HL_TMP_HELPERS(CumSum)
 #undef CANNSIM_HL_TMP_HELPERS
 // Silu and Swish name theirs Get<Api>TmpSize.
 inline void GetSiluTmpSize(const ge::Shape&, const uint32_t, const bool, uint32_t& maxValue, uint32_t& minValue) {
@@ -109,6 +109,16 @@ inline void SoftMaxTilingFunc(const ge::Shape& srcShape, const uint32_t dataType
 }
 inline uint32_t GetLogSoftMaxMaxTmpSize(const ge::Shape& s, const uint32_t ts, const bool r) { return GetSoftMaxMaxTmpSize(s, ts, r); }
 inline uint32_t GetLogSoftMaxMinTmpSize(const ge::Shape& s, const uint32_t ts, const bool r) { return GetSoftMaxMinTmpSize(s, ts, r); }
+inline void SoftMaxGradTilingFunc(const ge::Shape& s, const uint32_t ts, const uint32_t ws, SoftMaxTiling& t,
+                                  const bool /*isFront*/ = false) {
+    SoftMaxTilingFunc(s, ts, ws, t);
+}
+inline uint32_t GetSoftMaxGradMaxTmpSize(const ge::Shape& s, const uint32_t ts, const bool, const bool r) {
+    return GetSoftMaxMaxTmpSize(s, ts, r);
+}
+inline uint32_t GetSoftMaxGradMinTmpSize(const ge::Shape& s, const uint32_t ts, const bool, const bool r) {
+    return GetSoftMaxMinTmpSize(s, ts, r);
+}
 inline void LogSoftMaxTilingFunc(const ge::Shape& s, const uint32_t ts, const uint32_t ws, LogSoftMaxTiling& t) {
     SoftMaxTilingFunc(s, ts, ws, t);
 }

@@ -361,4 +361,72 @@ inline void SwiGLU(LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor0, 
 }
 #undef CANNSIM_SWIGLU_BODY
 
+// ---- CumSum: prefix sums along the last axis (rows of inner) or the first axis (over outter) ----
+enum class CumSumAlgorithm { CUMSUM_ALGORITHM_LINEBYLINE = 0, CUMSUM_ALGORITHM_SKLANSKY = 1 };
+struct CumSumConfig {
+    bool isLastAxis{true};
+    bool isReuseSource{false};
+    bool outputLastRow{false};
+    CumSumAlgorithm algorithm{CumSumAlgorithm::CUMSUM_ALGORITHM_LINEBYLINE};
+};
+constexpr CumSumConfig defaultCumSumConfig = {true, false, false, CumSumAlgorithm::CUMSUM_ALGORITHM_LINEBYLINE};
+struct CumSumInfo {
+    uint32_t outter{0};
+    uint32_t inner{0};
+};
+
+namespace detail_cumsum {
+template <typename T>
+inline void run(LocalTensor<T>& dst, LocalTensor<T>& lastRow, const LocalTensor<T>& src, const LocalTensor<uint8_t>* tmp,
+                const CumSumInfo& info, const CumSumConfig& cfg, const cannsim::SrcLoc& loc) {
+    using namespace cannsim;
+    hl_check_dtype("CumSum", dtype_of<T>(), loc);
+    const uint64_t O = info.outter, N = info.inner, n = O * N;
+    if (O == 0 || N == 0 || (N * sizeof(T)) % 32 != 0) {
+        hl_param_error("CumSum", loc, fmt("CumSum outter %llu and inner %llu must be > 0 with inner * sizeof(T) a multiple "
+                                          "of 32 bytes", (unsigned long long)O, (unsigned long long)N));
+        return;
+    }
+    const HlSpan d = span("dstTensor", dst, n, true), s = span("srcTensor", src, n);
+    hl_check_spans("CumSum", {d, s}, loc);
+    hl_check_disjoint("CumSum", d, s, loc);
+    if (cfg.outputLastRow) hl_check_spans("CumSum", {span("lastRowTensor", lastRow, N, true)}, loc);
+    if (tmp) {
+        const HlSpan t = span("sharedTmpBuffer", *tmp, tmp->GetSize());
+        hl_check_spans("CumSum", {t}, loc);
+        hl_check_tmp_bytes("CumSum", tmp->GetSize(), tmp_model::elementwise_min_bytes("CumSum", sizeof(T)), loc);
+        hl_check_disjoint("CumSum", t, d, loc);
+        hl_check_disjoint("CumSum", t, s, loc);
+    }
+    if (!count_only()) {
+        std::vector<double> acc(cfg.isLastAxis ? 1 : N, 0.0);
+        for (uint64_t r = 0; r < O; ++r) {
+            if (cfg.isLastAxis) acc[0] = 0;
+            for (uint64_t j = 0; j < N; ++j) {
+                double& a = acc[cfg.isLastAxis ? 0 : j];
+                a += to_d(ld<T>(ub_at(src.addr_ + (r * N + j) * sizeof(T))));
+                st<T>(ub_at(dst.addr_ + (r * N + j) * sizeof(T)), from_d<T>(a));
+            }
+        }
+        if (cfg.outputLastRow)
+            std::memcpy(ub_at(lastRow.addr_), ub_at(dst.addr_ + (O - 1) * N * sizeof(T)), N * sizeof(T));
+    }
+    const HlSpan reads[1] = {s};
+    composite_cost(dtype_of<T>(), n, sizeof(T), reads, 1, d,
+                   {{"Add", cfg.isLastAxis ? std::log2(double(N)) + 1 : 1.0}, {"Cast", sizeof(T) == 2 ? 2.0 : 0.0}});
+    if (cfg.outputLastRow) mark_written(lastRow.slot_, PIPE_V);
+}
+}  // namespace detail_cumsum
+
+template <typename T, const CumSumConfig& config = defaultCumSumConfig>
+inline void CumSum(LocalTensor<T>& dstTensor, LocalTensor<T>& lastRowTensor, const LocalTensor<T>& srcTensor,
+                   LocalTensor<uint8_t>& sharedTmpBuffer, const CumSumInfo& cumSumInfo, CANNSIM_LOC) {
+    detail_cumsum::run(dstTensor, lastRowTensor, srcTensor, &sharedTmpBuffer, cumSumInfo, config, loc);
+}
+template <typename T, const CumSumConfig& config = defaultCumSumConfig>
+inline void CumSum(LocalTensor<T>& dstTensor, LocalTensor<T>& lastRowTensor, const LocalTensor<T>& srcTensor,
+                   const CumSumInfo& cumSumInfo, CANNSIM_LOC) {
+    detail_cumsum::run(dstTensor, lastRowTensor, srcTensor, (const LocalTensor<uint8_t>*)nullptr, cumSumInfo, config, loc);
+}
+
 }  // namespace AscendC

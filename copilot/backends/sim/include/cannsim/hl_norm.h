@@ -172,9 +172,88 @@ inline void norm_rows(const char* api, bool layer, const AscendC::LocalTensor<T>
     if (layer) { mark_written(mean->slot_, PIPE_V); mark_written(var->slot_, PIPE_V); }
 }
 
+// Softmax backward over rows: s = rowsum(grad * y); dst = front ? s (one 32-byte block per row, or
+// broadcast over the row) : (grad - s) * y.
+template <typename T>
+inline void softmax_grad_rows(const char* api, bool front, bool block_out, const AscendC::LocalTensor<T>& dst,
+                              const AscendC::LocalTensor<T>& grad, const AscendC::LocalTensor<T>& src,
+                              const AscendC::LocalTensor<uint8_t>* tmp, const AscendC::tiling::SoftMaxTiling& tiling,
+                              const AscendC::SoftMaxShapeInfo& info, const SrcLoc& loc) {
+    hl_check_dtype("SoftMax", dtype_of<T>(), loc, api);
+    const uint32_t m = info.srcM ? info.srcM : tiling.srcM, k = info.srcK ? info.srcK : tiling.srcK;
+    if (m == 0 || k == 0) {
+        hl_param_error(api, loc, fmt("%s has no shape: SoftMaxShapeInfo is empty and the SoftMaxTiling was not filled", api));
+        return;
+    }
+    check_last_axis_32b<T>(api, k, loc);
+    const uint32_t ok = info.oriSrcK ? std::min(info.oriSrcK, k) : k;
+    const uint64_t n = uint64_t(m) * k, blk = 32 / sizeof(T);
+    const HlSpan d = span("dstTensor", dst, block_out ? m * blk : n, true), g = span("gradTensor", grad, n),
+                 s = span("srcTensor", src, n);
+    hl_check_spans(api, {d, g, s}, loc);
+    if (tmp) {
+        const HlSpan t = span("sharedTmpBuffer", *tmp, tmp->GetSize());
+        hl_check_spans(api, {t}, loc);
+        hl_check_tmp_bytes(api, tmp->GetSize(), tmp_model::rowwise_min_bytes(k, tmp_model::kSoftmaxBuffers), loc);
+        hl_check_disjoint(api, t, d, loc);
+        hl_check_disjoint(api, t, g, loc);
+        hl_check_disjoint(api, t, s, loc);
+    }
+    if (!count_only()) {
+        std::vector<double> gv(k), yv(k);
+        for (uint64_t r = 0; r < m; ++r) {
+            double sum = 0;
+            for (uint32_t j = 0; j < k; ++j) {
+                gv[j] = to_d(ld<T>(ub_at(grad.addr_ + (r * k + j) * sizeof(T))));
+                yv[j] = to_d(ld<T>(ub_at(src.addr_ + (r * k + j) * sizeof(T))));
+                if (j < ok) sum += gv[j] * yv[j];
+            }
+            if (block_out) {
+                for (uint64_t b = 0; b < blk; ++b) st<T>(ub_at(dst.addr_ + (r * blk + b) * sizeof(T)), from_d<T>(sum));
+                continue;
+            }
+            for (uint32_t j = 0; j < k; ++j)
+                st<T>(ub_at(dst.addr_ + (r * k + j) * sizeof(T)), from_d<T>(front ? sum : (gv[j] - sum) * yv[j]));
+        }
+    }
+    const HlSpan reads[2] = {g, s};
+    composite_cost(dtype_of<T>(), n, sizeof(T), reads, 2, d,
+                   {{"Cast", sizeof(T) == 2 ? 3.0 : 0.0}, {"Mul", front ? 1.0 : 2.0}, {"ReduceSum", 1},
+                    {"Sub", front ? 0.0 : 1.0}});
+}
+
 }  // namespace cannsim
 
 namespace AscendC {
+
+template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
+inline void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor, const LocalTensor<T>& srcTensor,
+                        const LocalTensor<uint8_t>& sharedTmpBuffer, const SoftMaxTiling& tiling, bool isFront = false,
+                        const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
+    cannsim::softmax_grad_rows("SoftmaxGrad", isFront, false, dstTensor, gradTensor, srcTensor, &sharedTmpBuffer, tiling,
+                               softmaxShapeInfo, loc);
+}
+template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
+inline void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor, const LocalTensor<T>& srcTensor,
+                        const SoftMaxTiling& tiling, bool isFront = false, const SoftMaxShapeInfo& softmaxShapeInfo = {},
+                        CANNSIM_LOC) {
+    cannsim::softmax_grad_rows("SoftmaxGrad", isFront, false, dstTensor, gradTensor, srcTensor,
+                               (const LocalTensor<uint8_t>*)nullptr, tiling, softmaxShapeInfo, loc);
+}
+template <typename T, bool isBasicBlock = false, bool isDataFormatNZ = false>
+inline void SoftmaxGradFront(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
+                             const LocalTensor<T>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                             const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
+    cannsim::softmax_grad_rows("SoftmaxGradFront", true, true, dstTensor, gradTensor, srcTensor, &sharedTmpBuffer, tiling,
+                               softmaxShapeInfo, loc);
+}
+template <typename T, bool isBasicBlock = false, bool isDataFormatNZ = false>
+inline void SoftmaxGradFront(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
+                             const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling,
+                             const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
+    cannsim::softmax_grad_rows("SoftmaxGradFront", true, true, dstTensor, gradTensor, srcTensor,
+                               (const LocalTensor<uint8_t>*)nullptr, tiling, softmaxShapeInfo, loc);
+}
 
 // ---- SoftMax: same or different sum/max types; with or without sum/max; tmp or not ----
 #define CANNSIM_SOFTMAX_TEMPLATE                                                                                  \

@@ -141,7 +141,7 @@ inline constexpr ElementwiseTmp kElementwiseTmp[] = {
     {"Fmod", 2}, {"Xor", 1}, {"Power", 4}, {"ClampMax", 1}, {"ClampMin", 1}, {"Sigmoid", 1}, {"Gelu", 2},
     {"FasterGelu", 1}, {"FasterGeluV2", 2}, {"GeGLU", 2}, {"ReGlu", 1}, {"SwiGLU", 2}, {"Silu", 0},
     {"Swish", 0}, {"Log", 0}, {"Log2", 0}, {"Log10", 0},
-    {"AscendQuant", 2}, {"AscendDequant", 2}, {"AscendAntiQuant", 2}, {"ReduceXorSum", 2},
+    {"AscendQuant", 2}, {"AscendDequant", 2}, {"AscendAntiQuant", 2}, {"ReduceXorSum", 2}, {"CumSum", 2},
 };
 inline constexpr uint32_t elementwise_nodes(const char* api) {
     for (const auto& e : kElementwiseTmp) {
