@@ -372,3 +372,32 @@ async def test_the_fix_loop_repair_prompt_names_the_direction(task):
     assert repair.phase == "repair"
     assert "## The variant's direction: L3.double-buffering\nuse two buffers" in repair.text
     assert "The variant's direction" not in llm.prompts[0].text
+
+
+def test_inspirations_are_diffs_against_the_parent_with_figures_and_bottleneck(task):
+    from copilot.agents.prompts import variant_prompt
+    from copilot.evolution.population import Inspiration
+
+    body = "\n".join(f"  stage_{i}();" for i in range(60))
+    parent = Candidate("r1-c2", f"// parent\nconstexpr int kTile = 1024;\n{body}\n", 1, "llm", time_us=30.0,
+                       roofline_fraction=0.25, bottleneck="MTE2", status="passed")
+    near = parent.code.replace("kTile = 1024", "kTile = 4096")
+    far = "// rewritten\n" + "\n".join(f"  fused_{i}();" for i in range(60))
+    req = request(task, parent=parent, inspirations=[
+        Inspiration("r1-c4", "top", far, 12.0, "estimate", 0.6, "L3.split-d", "V"),
+        Inspiration("r1-c1", "middle", near, 20.0, "estimate", 0.4, "L3.ub-budget", "MTE3"),
+        Inspiration("r1-c2", "bottom", parent.code, 30.0, "estimate", 0.25, "", "MTE2")])
+    text = variant_prompt(req, "(knowledge)")[1]["content"]
+    section = text.split("## Inspirations")[1].split("## Output")[0]
+    # the close one as a diff: its changed line, not its whole code
+    near_part = section.split("### r1-c1")[1].split("###")[0]
+    assert "```diff" in near_part and "-constexpr int kTile = 1024;" in near_part
+    assert "+constexpr int kTile = 4096;" in near_part and "stage_30" not in near_part
+    assert "20.00 us (estimate), 40% of the roofline, bound by MTE3" in near_part
+    # the best, far from the parent, in full; the parent itself named, not repeated
+    best_part = section.split("### r1-c4")[1].split("###")[0]
+    assert "the best so far" in best_part and "```cpp" in best_part and "fused_59();" in best_part
+    assert "parent itself" in section.split("### r1-c2")[1] and section.count("stage_30") == 0
+    # the parent's code once, with its profile in a few lines
+    assert text.count("stage_30();") == 1
+    assert "Profile: 30.00 us (estimate)\n- 25% of the roofline\n- bound by MTE2" in text

@@ -4,7 +4,12 @@ chat messages, so tests can read exactly what a model was told.
 
 from __future__ import annotations
 
+import difflib
+import math
+
+from copilot.events import Candidate
 from copilot.evolution.engine import ProposalRequest
+from copilot.evolution.population import Inspiration
 from copilot.evolution.strategies import Strategy
 from copilot.tasks.model import Task
 
@@ -68,15 +73,11 @@ def generation_prompt(task: Task, knowledge_text: str, tools_help: str = "") -> 
 def variant_prompt(req: ProposalRequest, knowledge_text: str) -> list[dict]:
     """cake-partial: one variant of the parent along one direction, aware of its siblings."""
     parent = req.parent
-    figures = ""
-    if parent is not None and parent.time_us:
-        roof = f", {parent.roofline_fraction:.0%} of the roofline" if parent.roofline_fraction else ""
-        figures = f" It runs in {parent.time_us:.2f} us ({parent.timing}){roof}."
     parts = [
         "## Knowledge\n" + knowledge_text,
         "## Task\n" + task_statement(req.task),
-        f"## Parent kernel {parent.id if parent else ''} ({req.parent_tier or 'baseline'} tier).{figures}\n"
-        f"```cpp\n{parent.code if parent else ''}\n```",
+        f"## Parent kernel {parent.id if parent else ''} ({req.parent_tier or 'baseline'} tier)\n"
+        + parent_profile(parent) + f"\n```cpp\n{parent.code if parent else ''}\n```",
         f"## Your direction: {req.strategy.id}\n{req.strategy.text}",
     ]
     if req.sibling_strategies:
@@ -88,10 +89,57 @@ def variant_prompt(req: ProposalRequest, knowledge_text: str) -> list[dict]:
     if req.steer:
         parts.append("## The engineer's guidance for this round\n" + req.steer)
     if req.inspirations:
-        parts.append("## Inspirations (code and figures of other candidates)\n"
-                     + "\n\n".join(f"```cpp\n{i.render()}\n```" for i in req.inspirations))
+        parts.append(inspirations_section(req.inspirations, parent))
     parts.append("## Output\n" + contract(req.task))
     return messages("cake-partial", *parts)
+
+
+def _figures(time_us: float | None, timing: str, roofline: float | None, bottleneck: str | None) -> str:
+    if not time_us or time_us != time_us:                    # none, or NaN
+        return "no time yet"
+    roof = f", {roofline:.0%} of the roofline" if roofline else ""
+    neck = f", bound by {bottleneck}" if bottleneck else ""
+    return f"{time_us:.2f} us ({timing}){roof}{neck}"
+
+
+def parent_profile(parent: Candidate | None) -> str:
+    """The parent's figures in a few lines: time, roofline share and the pipe that bounds it."""
+    if parent is None or not parent.time_us:
+        return "Profile: no passing run yet."
+    lines = [f"Profile: {parent.time_us:.2f} us ({parent.timing})"]
+    if parent.roofline_fraction:
+        lines.append(f"- {parent.roofline_fraction:.0%} of the roofline")
+    if parent.bottleneck:
+        lines.append(f"- bound by {parent.bottleneck} on its slowest performance case")
+    return "\n".join(lines)
+
+
+# The best inspiration is shown in full unless its diff against the parent is under this share of
+# its code: then parent + diff already carry every line, and the full text would repeat the parent.
+FULL_BEST_MIN_DIFF_SHARE = 0.5
+
+
+def inspirations_section(inspirations: list[Inspiration], parent: Candidate | None) -> str:
+    """Other candidates with their figures, strategy and bottleneck, their code as a unified diff
+    against the parent (whose code is in the prompt once); the best one in full when it is far from
+    the parent."""
+    base = parent.code if parent else ""
+    best = min(inspirations, key=lambda i: (i.time_us if i.time_us == i.time_us else math.inf))
+    out = ["## Inspirations (figures of other candidates; code as a diff against the parent)"]
+    for i in inspirations:
+        head = (f"### {i.candidate_id} ({i.tier} tier, strategy: {i.strategy or 'n/a'}"
+                f"{', the best so far' if i is best else ''}): "
+                + _figures(i.time_us, i.timing, i.roofline_fraction, i.bottleneck))
+        if parent is not None and i.candidate_id == parent.id:
+            out.append(head + "\nThis is the parent itself.")
+            continue
+        diff = "\n".join(difflib.unified_diff(base.splitlines(), i.code.splitlines(), "parent",
+                                               i.candidate_id, n=2, lineterm="")) if base else ""
+        if not base or (i is best and len(diff) >= FULL_BEST_MIN_DIFF_SHARE * len(i.code)):
+            out.append(head + f"\n```cpp\n{i.code}\n```")
+        else:
+            out.append(head + (f"\n```diff\n{diff}\n```" if diff else "\nSame code as the parent."))
+    return "\n\n".join(out)
 
 
 def repair_prompt(task: Task, code: str, diagnostics: list[dict], failure: str, knowledge_text: str,

@@ -47,6 +47,7 @@ class Inspiration:
     timing: str
     roofline_fraction: float | None
     strategy: str
+    bottleneck: str | None = None
 
     def render(self) -> str:
         roof = f", {self.roofline_fraction:.0%} of the roofline" if self.roofline_fraction else ""
@@ -144,7 +145,7 @@ class Population:
                 if c.id == exclude and name != "top":
                     continue
                 out.append(Inspiration(c.id, name, c.code, c.time_us or math.nan, c.timing,
-                                       c.roofline_fraction, c.strategy))
+                                       c.roofline_fraction, c.strategy, c.bottleneck))
         return out
 
 
