@@ -499,6 +499,25 @@ def test_cumsum_rows_or_columns_with_last_row(arena: Arena, first: int):
     np.testing.assert_array_equal(arena.get(6144, np.float32, 16), arena.get(4096 + 48 * 4, np.float32, 16))
 
 
+@pytest.mark.parametrize("dtype", ["float", "half"])
+def test_normalize_with_given_mean_and_variance(arena: Arena, dtype: str):
+    rng = np.random.default_rng(17)
+    a, r, rp = 3, 40, 48
+    x = rng.normal(size=(a, rp)).astype(NP[dtype])
+    mu = x[:, :r].astype(np.float32).mean(axis=1).astype(np.float32)
+    var = x[:, :r].astype(np.float32).var(axis=1).astype(np.float32)
+    g = rng.uniform(0.5, 1.5, r).astype(np.float32); b = rng.normal(size=r).astype(np.float32)
+    arena.put(0, x); arena.put(1024, mu); arena.put(1536, var); arena.put(2048, g); arena.put(3072, b)
+    arena.run("Normalize", dtype, o0=0, o1=1024, o2=1536, o3=2048, o4=3072, oi=3584, od=4096, ot=8192, st=4096,
+              a=a, r=r, rp=rp, eps=1e-5)
+    rstd = 1 / np.sqrt(var.astype(np.float64) + 1e-5)
+    want = ((x[:, :r].astype(np.float64) - mu[:, None]) * rstd[:, None] * g + b).astype(NP[dtype])
+    got = arena.get(4096, NP[dtype], a * rp).reshape(a, rp)[:, :r]
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-3 if dtype == "half" else 1e-6,
+                               atol=1e-3 if dtype == "half" else 1e-6)
+    np.testing.assert_allclose(arena.get(3584, np.float32, a), rstd, rtol=1e-6)
+
+
 # ---------------------------------------------------------------- quantization
 
 def ref_quant(x, scale, offset):

@@ -138,6 +138,12 @@ template <typename T> static bool run_math(const std::string& op) {
         if (I("first")) CumSum<T, cols>(d, last, x, t, info); else CumSum<T, rows>(d, last, x, t, info);
         return true;
     }
+    if (op == "Normalize") {
+        NormalizePara p{(uint32_t)I("a"), (uint32_t)I("r"), (uint32_t)I("rp")};
+        Normalize<float, T>(d, at<float>("oi"), at<float>("o1"), at<float>("o2"), x, at<float>("o3"), at<float>("o4"), t,
+                            (float)F("eps", 1e-5), p);
+        return true;
+    }
     if (op == "Log") { Log(d, x, n); return true; }
     if (op == "Log2") { Log2(d, x, n); return true; }
     if (op == "Log10") { Log10(d, x, n); return true; }

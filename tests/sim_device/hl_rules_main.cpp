@@ -283,6 +283,13 @@ static void cumsum_inner_unaligned() {
     auto d = u.c.Get<float>(); auto last = u.d.Get<float>();
     CumSum<float>(d, last, u.a.Get<float>(), CumSumInfo{4, 10});  // EXPECT: L2.API_PARAM
 }
+// SCENARIO: normalize_para
+static void normalize_para() {
+    Ub u;
+    NormalizePara p{4, 40, 36};
+    Normalize<float, float>(u.c.Get<float>(), u.d.Get<float>(), u.d.Get<float>()[64], u.d.Get<float>()[128],  // EXPECT: L2.API_PARAM
+                            u.a.Get<float>(), u.b.Get<float>(), u.b.Get<float>()[64], 1e-5f, p);
+}
 // SCENARIO: end
 
 int main(int argc, char** argv) {
@@ -302,7 +309,7 @@ int main(int argc, char** argv) {
     S(math_tmp_small) S(math_in_place) S(math_tmp_overlap) S(math_dtype) S(math_ub_bounds)
     S(softmax_unaligned_k) S(softmax_tmp_small) S(softmax_no_shape) S(rmsnorm_tmp_overlap) S(layernorm_no_tiling)
     S(rmsnorm_dtype) S(quant_channel_count) S(dequant_params) S(reduce_pattern_unaligned) S(reduce_sum_dtype)
-    S(transpose_tmp_small) S(transpose_dtype) S(cumsum_inner_unaligned)
+    S(transpose_tmp_small) S(transpose_dtype) S(cumsum_inner_unaligned) S(normalize_para)
 #ifdef HL_RULES_MORE
     HL_RULES_MORE
 #endif

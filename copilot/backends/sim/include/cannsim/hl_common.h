@@ -49,7 +49,7 @@ inline const ApiDtypes kHlApiDtypes[] = {
     {"ReduceProdHL", DT_F32, HL_REDUCE_950, DT_F32}, {"ReduceMaxHL", HL_FLOATS, HL_FLOATS | HL_REDUCE_950, HL_FLOATS},
     {"ReduceMinHL", HL_FLOATS, HL_FLOATS | HL_REDUCE_950, HL_FLOATS}, {"ReduceAnyHL", DT_F32 | DT_U8, DT_F32 | DT_U8, DT_F32},
     {"ReduceAllHL", DT_F32 | DT_U8, DT_F32 | DT_U8, DT_F32}, {"ReduceXorSum", DT_I16, DT_I16, DT_I16},
-    {"CumSum", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"RepeatReduceSum", HL_FLOATS, HL_FLOATS | DT_I32 | DT_U32, HL_FLOATS}, {"Transpose", HL_B16, HL_B16, HL_B16}, {"TransposeNCHW", HL_TRANSPOSE_NCHW, HL_TRANSPOSE_NCHW | DT_BF16, HL_B16},
+    {"CumSum", HL_FLOATS, HL_FLOATS, HL_FLOATS}, {"Normalize", HL_FLOATS, HL_FLOATS_BF16, HL_FLOATS}, {"RepeatReduceSum", HL_FLOATS, HL_FLOATS | DT_I32 | DT_U32, HL_FLOATS}, {"Transpose", HL_B16, HL_B16, HL_B16}, {"TransposeNCHW", HL_TRANSPOSE_NCHW, HL_TRANSPOSE_NCHW | DT_BF16, HL_B16},
 };
 
 // The library's dtype rule at the caller's line (the basic APIs' table is dtype_table.h).

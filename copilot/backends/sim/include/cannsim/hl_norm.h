@@ -364,4 +364,84 @@ inline void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& output
                        tiling.hLength, tiling.originalHLength, loc);
 }
 
+// ---- Normalize: y = (x - mean) * rstd * gamma + beta with rstd = 1 / sqrt(variance + epsilon), rows [A, R] ----
+enum class ReducePattern { AR = 0, RA };
+struct NormalizePara {
+    uint32_t aLength = 0;
+    uint32_t rLength = 0;
+    uint32_t rLengthWithPadding = 0;
+};
+struct NormalizeConfig {
+    ReducePattern reducePattern = ReducePattern::AR;
+    int32_t aLength = -1;
+    bool isNoBeta = false;
+    bool isNoGamma = false;
+    bool isOnlyOutput = false;
+};
+constexpr NormalizeConfig NORMALIZE_DEFAULT_CFG = {ReducePattern::AR, -1, false, false, false};
+
+namespace detail_normalize {
+template <typename U, typename T>
+inline void run(const LocalTensor<T>& out, const LocalTensor<float>& rstd, const LocalTensor<float>& mean,
+                const LocalTensor<float>& var, const LocalTensor<T>& x, const LocalTensor<U>& gamma,
+                const LocalTensor<U>& beta, const LocalTensor<uint8_t>* tmp, float eps, const NormalizePara& p,
+                const NormalizeConfig& cfg, const cannsim::SrcLoc& loc) {
+    using namespace cannsim;
+    hl_check_dtype("Normalize", dtype_of<T>(), loc);
+    if (sizeof(U) < sizeof(T))
+        hl_param_error("Normalize", loc, "Normalize gamma/beta must be at least as precise as inputX");
+    const uint64_t A = p.aLength, R = p.rLength, RP = p.rLengthWithPadding ? p.rLengthWithPadding : p.rLength;
+    if (A == 0 || R == 0 || R > RP || (RP * sizeof(T)) % 32 != 0) {
+        hl_param_error("Normalize", loc, fmt("Normalize NormalizePara {aLength %llu, rLength %llu, rLengthWithPadding %llu}: "
+                                             "non-empty, rLength <= rLengthWithPadding, padded rows 32-byte aligned",
+                                             (unsigned long long)A, (unsigned long long)R, (unsigned long long)RP));
+        return;
+    }
+    const HlSpan d = span("output", out, A * RP, true), s = span("inputX", x, A * RP);
+    hl_check_spans("Normalize", {d, s, span("inputMean", mean, A), span("inputVariance", var, A)}, loc);
+    if (!cfg.isOnlyOutput) hl_check_spans("Normalize", {span("outputRstd", rstd, A, true)}, loc);
+    if (!cfg.isNoGamma) hl_check_spans("Normalize", {span("gamma", gamma, R)}, loc);
+    if (!cfg.isNoBeta) hl_check_spans("Normalize", {span("beta", beta, R)}, loc);
+    if (tmp) {
+        const HlSpan t = span("sharedTmpBuffer", *tmp, tmp->GetSize());
+        hl_check_spans("Normalize", {t}, loc);
+        hl_check_tmp_bytes("Normalize", tmp->GetSize(), tmp_model::rowwise_min_bytes(static_cast<uint32_t>(RP), 1), loc);
+        hl_check_disjoint("Normalize", t, d, loc);
+        hl_check_disjoint("Normalize", t, s, loc);
+    }
+    if (!count_only())
+        for (uint64_t a = 0; a < A; ++a) {
+            const double mu = ld<float>(ub_at(mean.addr_ + a * 4)), v = ld<float>(ub_at(var.addr_ + a * 4));
+            const double rs = 1.0 / std::sqrt(v + eps);
+            if (!cfg.isOnlyOutput) st<float>(ub_at(rstd.addr_ + a * 4), static_cast<float>(rs));
+            for (uint64_t j = 0; j < R; ++j) {
+                double y = (to_d(ld<T>(ub_at(x.addr_ + (a * RP + j) * sizeof(T)))) - mu) * rs;
+                if (!cfg.isNoGamma) y *= to_d(ld<U>(ub_at(gamma.addr_ + j * sizeof(U))));
+                if (!cfg.isNoBeta) y += to_d(ld<U>(ub_at(beta.addr_ + j * sizeof(U))));
+                st<T>(ub_at(out.addr_ + (a * RP + j) * sizeof(T)), from_d<T>(y));
+            }
+        }
+    const HlSpan reads[1] = {s};
+    composite_cost(dtype_of<T>(), A * RP, sizeof(T), reads, 1, d,
+                   {{"Cast", sizeof(T) == 2 ? 2.0 : 0.0}, {"Sub", 1}, {"Mul", 2}, {"Add", 1}, {"Rsqrt", 1.0 / double(RP)}});
+    if (!cfg.isOnlyOutput) mark_written(rstd.slot_, PIPE_V);
+}
+}  // namespace detail_normalize
+
+template <typename U, typename T, bool isReuseSource = false, const NormalizeConfig& config = NORMALIZE_DEFAULT_CFG>
+inline void Normalize(const LocalTensor<T>& output, const LocalTensor<float>& outputRstd, const LocalTensor<float>& inputMean,
+                      const LocalTensor<float>& inputVariance, const LocalTensor<T>& inputX, const LocalTensor<U>& gamma,
+                      const LocalTensor<U>& beta, const LocalTensor<uint8_t>& sharedTmpBuffer, const float epsilon,
+                      const NormalizePara& para, CANNSIM_LOC) {
+    detail_normalize::run(output, outputRstd, inputMean, inputVariance, inputX, gamma, beta, &sharedTmpBuffer, epsilon, para,
+                          config, loc);
+}
+template <typename U, typename T, bool isReuseSource = false, const NormalizeConfig& config = NORMALIZE_DEFAULT_CFG>
+inline void Normalize(const LocalTensor<T>& output, const LocalTensor<float>& outputRstd, const LocalTensor<float>& inputMean,
+                      const LocalTensor<float>& inputVariance, const LocalTensor<T>& inputX, const LocalTensor<U>& gamma,
+                      const LocalTensor<U>& beta, const float epsilon, const NormalizePara& para, CANNSIM_LOC) {
+    detail_normalize::run(output, outputRstd, inputMean, inputVariance, inputX, gamma, beta,
+                          (const LocalTensor<uint8_t>*)nullptr, epsilon, para, config, loc);
+}
+
 }  // namespace AscendC
