@@ -401,3 +401,16 @@ def test_inspirations_are_diffs_against_the_parent_with_figures_and_bottleneck(t
     # the parent's code once, with its profile in a few lines
     assert text.count("stage_30();") == 1
     assert "Profile: 30.00 us (estimate)\n- 25% of the roofline\n- bound by MTE2" in text
+
+
+def test_directions_met_are_read_off_real_lowered_kernels():
+    from copilot.agents.directions import already_met
+    from copilot.lowering import lower
+
+    t = load_task("sigmoid")                              # float16/float32; the lowering computes in float
+    two = Candidate("p2", lower(t).source, 1, "lowering")
+    one = Candidate("p1", lower(t, knobs={"buffer_num": 1}).source, 1, "lowering")
+    assert "computes in float" in already_met("L3.upcast-fp32", t, two)
+    assert "two buffers" in already_met("L3.double-buffering", t, two)
+    assert already_met("L3.double-buffering", t, one) is None
+    assert already_met("L3.split-d", t, two) is None       # not decidable: taken as given
