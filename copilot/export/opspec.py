@@ -101,7 +101,8 @@ def learn_output_rules(task) -> list[OutputRule]:
     int_attrs = [a.name for a in task.attrs if a.type == "int"]
     bool_attrs = [a.name for a in task.attrs if a.type == "bool"]
     for k, spec in enumerate(task.outputs):
-        rule = _fit(k, per_case) or _fit_axis(k, per_case, int_attrs, bool_attrs) or _fit_split(k, per_case)
+        rule = (_fit(k, per_case) or _fit_axis(k, per_case, int_attrs, bool_attrs) or _fit_split(k, per_case)
+                or _fit_split(k, per_case, int_attrs))
         if rule is None:
             raise Unsupported(f"{task.name}: the shape of output '{spec.name}' is not an input's shape "
                               "with trailing dims dropped or set to 1 on every case; the exporter "
@@ -170,17 +171,28 @@ def _fit_axis(k: int, per_case, int_attrs: list[str], bool_attrs: list[str]) -> 
     return None
 
 
-def _fit_split(k: int, per_case) -> OutputRule | None:
-    """Output k is input `like` with its last dim divided by 2, 3 or 4 (glu-style halves)."""
+def _fit_split(k: int, per_case, int_attrs: list[str] | None = None) -> OutputRule | None:
+    """Output k is input `like` with its last dim (or the axis an int attr names) divided by 2, 3
+    or 4 (glu-style halves)."""
     n_in = len(per_case[0][0].shapes)
     for like in range(n_in):
-        for f in (2, 3, 4):
-            def split(s):
-                return tuple(s[:-1]) + (s[-1] // f,) if s and s[-1] % f == 0 else None
-            if all(split(tuple(c.shapes[like])) == tuple(o[k].shape) for c, o in per_case):
+        for axis in (int_attrs or [None]):
+            for f in (2, 3, 4):
+                def split(s, c):
+                    a = int(c.attrs[axis]) if axis else -1
+                    a = a + len(s) if a < 0 else a
+                    if not s or not 0 <= a < len(s) or s[a] % f:
+                        return None
+                    return s[:a] + (s[a] // f,) + s[a + 1:]
+                try:
+                    ok = all(split(tuple(c.shapes[like]), c) == tuple(o[k].shape) for c, o in per_case)
+                except (KeyError, TypeError):
+                    ok = False
+                if not ok:
+                    continue
                 for dl in range(n_in):
                     if all(c.dtypes[dl] == o[k].dtype for c, o in per_case):
-                        return OutputRule(like, 0, 0, dl, None, last_div=f)
+                        return OutputRule(like, 0, 0, dl, None, axis_attr=axis, keep_attr=None, last_div=f)
     return None
 
 

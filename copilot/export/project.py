@@ -251,7 +251,12 @@ def _plugin(spec: OpSpec) -> str:
     for n, _ in spec.inputs:
         lines.append(f'    TORCH_CHECK({n}.device().type() == c10::DeviceType::PrivateUse1, "{spec.name}: {n} must be on the NPU");')
     for k, ((oname, _), r) in enumerate(zip(spec.outputs, spec.rules)):
-        if r.axis_attr:   # the input's shape with the attr's axis removed or kept as 1
+        if r.axis_attr and r.last_div != 1:   # the input's shape with the attr's axis divided
+            src = spec.inputs[r.like][0]
+            lines.append(f"    std::vector<int64_t> {oname}_shape = {src}.sizes().vec();")
+            lines.append(f"    {oname}_shape[{r.axis_attr} < 0 ? {r.axis_attr} + static_cast<int64_t>({oname}_shape.size()) "
+                         f": {r.axis_attr}] /= {r.last_div};")
+        elif r.axis_attr:   # the input's shape with the attr's axis removed or kept as 1
             src = spec.inputs[r.like][0]
             lines.append(f"    std::vector<int64_t> {oname}_shape = {src}.sizes().vec();")
             lines.append(f"    const int64_t {oname}_axis = {r.axis_attr} < 0 ? {r.axis_attr} + "

@@ -44,6 +44,11 @@ def reset() -> None:
 
 
 def _output_shape(rule: dict, shapes: list[tuple], attrs: dict) -> tuple:
+    if rule.get("axis_attr") and rule.get("last_div", 1) != 1:
+        s = list(shapes[rule["like"]])
+        a = int(attrs[rule["axis_attr"]])
+        s[a] //= rule["last_div"]
+        return tuple(s)
     if rule.get("axis_attr"):
         from copilot.export.opspec import reduce_shape
 
