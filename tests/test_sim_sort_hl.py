@@ -644,7 +644,7 @@ def test_top8_rows_kernel_passes_its_task_with_estimates():
     import tempfile
     os.environ.setdefault("CANNPILOT_CACHE", str(Path(tempfile.gettempdir()) / f"cannpilot-test-cache-{os.getuid()}"))
     from copilot.backends.sim import check_kernel
-    report = check_kernel(REPO / "tests" / "kernels" / "top8_rows.cpp", str(REPO / "tests" / "fixtures" / "tasks" / "top8_rows"),
+    report = check_kernel(REPO / "tests" / "kernels" / "sort_hl" / "top8_rows.cpp", str(REPO / "tests" / "fixtures" / "tasks" / "top8_rows"),
                           cases="quick", timeout=120)
     assert report.compiled and report.correct, [(c.id, c.message) for c in report.cases]
     assert len(report.cases) == 8 and not [d for d in report.diagnostics if d.severity == "error"]

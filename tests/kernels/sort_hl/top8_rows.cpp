@@ -3,7 +3,7 @@
 // -inf, so it is never selected before a real element); each core takes a contiguous range of
 // rows and handles up to `tileRows` rows per TopK call. Values come back in rows of k rounded up to
 // 32 bytes (kpad), indices in rows of 8 int32; both are copied out as rows of exactly 8.
-// Run: cannpilot check tests/kernels/top8_rows.cpp --task tests/fixtures/tasks/top8_rows --cases all
+// Run: cannpilot check tests/kernels/sort_hl/top8_rows.cpp --task tests/fixtures/tasks/top8_rows --cases all
 #include <cmath>
 #include "kernel_operator.h"
 #include "tiling/platform/platform_ascendc.h"
