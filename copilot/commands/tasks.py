@@ -107,9 +107,14 @@ def _show_cache(key: str | None, text: str | None = None) -> str | None:
     """Read (text=None) or write the cached output of `tasks show` for `key`."""
     if not key:
         return None
-    from copilot.config import cache_dir
+    from pathlib import Path
 
-    path = cache_dir() / "tasks-show" / f"{key}.txt"
+    import platformdirs
+
+    # copilot.config.cache_dir(), without importing the settings model (pydantic, litellm's
+    # model table): a warm `tasks show` is mostly interpreter start-up.
+    root = os.environ.get("CANNPILOT_CACHE_DIR") or platformdirs.user_cache_dir("cannpilot", appauthor=False)
+    path = Path(root).expanduser() / "tasks-show" / f"{key}.txt"
     try:
         if text is None:
             return path.read_text(encoding="utf-8") if path.is_file() else None
