@@ -190,6 +190,9 @@ def _sample_inputs(case, float_dtype=None):
 
     out = []
     for shape, dt in zip(case.shapes, case.dtypes):
+        if shape is None or any(isinstance(d, (list, tuple)) for d in shape):
+            raise Unsupported(f"case {case.id}: an input is a tensor list or absent (optional); the "
+                              "lowering traces one tensor per input")
         tdt = _torch_dtype(dt)
         if tdt.is_floating_point:
             tdt = float_dtype or torch.float32
@@ -219,10 +222,14 @@ def trace(task, case, attrs: dict | None = None, record: list | None = None,
     def fn(*xs):
         return task.golden(*xs, **kw)
 
+    try:
+        sample = _sample_inputs(case)
+    except Unsupported as exc:
+        raise Unsupported(f"{task.name}: {exc}") from None
     _Recorder.active, _Recorder.branches = record, branches
     try:
         with torch.no_grad():
-            gm = make_fx(fn, tracing_mode="fake")(*_sample_inputs(case))
+            gm = make_fx(fn, tracing_mode="fake")(*sample)
         _fill_defaults(gm)
         return gm
     except Unsupported:

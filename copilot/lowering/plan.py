@@ -107,8 +107,8 @@ def _check_dtypes(task):
     for spec in task.inputs + task.outputs:
         bad = [d for d in spec.dtypes if d not in FLOATS | ONE_BYTE]
         if bad:
-            raise Unsupported(f"{task.name}: {spec.name} has dtype {bad[0]}; the lowering handles "
-                              f"float16/bfloat16/float32 data and bool/uint8/int8 masks or int8 outputs")
+            raise Unsupported(f"{task.name}: {spec.name} has dtype {bad[0]}; the lowering computes in fp32 and "
+                              "handles float16/bfloat16/float32, bool/uint8/int8 inputs and int8 outputs")
     for spec in task.inputs:
         if "bool" in spec.dtypes and set(spec.dtypes) & FLOATS:
             raise Unsupported(f"{task.name}: input {spec.name} is bool in some cases and float in others")
