@@ -12,6 +12,7 @@
 #include "tiling/tiling_api.h"
 
 using namespace AscendC;
+using namespace AscendC::tiling;   // the library tiling structs
 static std::map<std::string, std::string> A;
 static bool has(const char* k) { return A.count(k) > 0; }
 static long long I(const char* k, long long d = 0) { return has(k) ? std::stoll(A[k], nullptr, 0) : d; }

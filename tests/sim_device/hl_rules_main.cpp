@@ -6,6 +6,7 @@
 #include "tiling/tiling_api.h"
 
 using namespace AscendC;
+using namespace AscendC::tiling;   // the library tiling structs
 
 struct Ub {
     TPipe pipe;

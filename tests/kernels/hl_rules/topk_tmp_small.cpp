@@ -9,7 +9,7 @@
 
 struct RuleTopkTiling {
     uint32_t rows, cols, inner, tmpBytes;
-    TopkTiling topk;
+    AscendC::tiling::TopkTiling topk;
 };
 
 extern "C" __global__ __aicore__ void top8_rows_custom(GM_ADDR x, GM_ADDR y, GM_ADDR indices, GM_ADDR workspace,

@@ -19,7 +19,7 @@ struct Top8Tiling {
     uint32_t formerNum;     // the first formerNum cores take one row more
     uint32_t tileRows;      // rows per TopK call
     uint32_t tmpBytes;
-    TopkTiling topk;        // from TopKTilingFunc for (inner, tileRows)
+    AscendC::tiling::TopkTiling topk;   // from TopKTilingFunc for (inner, tileRows)
 };
 
 template <typename T>

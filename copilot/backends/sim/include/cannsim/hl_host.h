@@ -92,10 +92,10 @@ inline uint32_t GetSoftMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t, 
     return cannsim::tmp_model::rowwise_min_bytes(k, cannsim::tmp_model::kSoftmaxBuffers);
 }
 inline void SoftMaxTilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize, const uint32_t localWorkSpaceSize,
-                              SoftMaxTiling& t) {
+                              tiling::SoftMaxTiling& t) {
     uint32_t m, k;
     detail_host::rows_cols(srcShape, m, k);
-    t = SoftMaxTiling{};
+    t = tiling::SoftMaxTiling{};
     t.srcM = m; t.srcK = k; t.srcSize = m * k;
     t.outMaxM = m; t.outMaxK = dataTypeSize ? 32 / dataTypeSize : 8; t.outMaxSize = t.outMaxM * t.outMaxK;
     const uint32_t per_row = cannsim::tmp_model::rowwise_min_bytes(k, cannsim::tmp_model::kSoftmaxBuffers);
@@ -109,7 +109,7 @@ inline void SoftMaxTilingFunc(const ge::Shape& srcShape, const uint32_t dataType
 }
 inline uint32_t GetLogSoftMaxMaxTmpSize(const ge::Shape& s, const uint32_t ts, const bool r) { return GetSoftMaxMaxTmpSize(s, ts, r); }
 inline uint32_t GetLogSoftMaxMinTmpSize(const ge::Shape& s, const uint32_t ts, const bool r) { return GetSoftMaxMinTmpSize(s, ts, r); }
-inline void SoftMaxGradTilingFunc(const ge::Shape& s, const uint32_t ts, const uint32_t ws, SoftMaxTiling& t,
+inline void SoftMaxGradTilingFunc(const ge::Shape& s, const uint32_t ts, const uint32_t ws, tiling::SoftMaxTiling& t,
                                   const bool /*isFront*/ = false) {
     SoftMaxTilingFunc(s, ts, ws, t);
 }
@@ -119,7 +119,7 @@ inline uint32_t GetSoftMaxGradMaxTmpSize(const ge::Shape& s, const uint32_t ts, 
 inline uint32_t GetSoftMaxGradMinTmpSize(const ge::Shape& s, const uint32_t ts, const bool, const bool r) {
     return GetSoftMaxMinTmpSize(s, ts, r);
 }
-inline void LogSoftMaxTilingFunc(const ge::Shape& s, const uint32_t ts, const uint32_t ws, LogSoftMaxTiling& t) {
+inline void LogSoftMaxTilingFunc(const ge::Shape& s, const uint32_t ts, const uint32_t ws, tiling::LogSoftMaxTiling& t) {
     SoftMaxTilingFunc(s, ts, ws, t);
 }
 
@@ -143,14 +143,14 @@ inline bool GetRmsNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t ty
     return true;
 }
 inline bool GetRmsNormTilingInfo(const ge::Shape& srcShape, const ge::Shape& originSrcShape,
-                                 const uint32_t stackBufferByteSize, const uint32_t typeSize, RmsNormTiling& t,
+                                 const uint32_t stackBufferByteSize, const uint32_t typeSize, tiling::RmsNormTiling& t,
                                  const bool isBasicBlock = false) {
     uint32_t mx = 0, mn = 0;
     if (!GetRmsNormMaxMinTmpSize(srcShape, typeSize, mx, mn, isBasicBlock) || stackBufferByteSize < mn) return false;
     uint32_t b, s, h, ob, os, oh;
     detail_host::bsh(srcShape, b, s, h);
     detail_host::bsh(originSrcShape, ob, os, oh);
-    t = RmsNormTiling{};
+    t = tiling::RmsNormTiling{};
     t.bLength = b; t.sLength = s; t.hLength = h; t.originalHLength = oh ? oh : h;
     t.reciprocalOfHLength = 1.0f / static_cast<float>(t.originalHLength);
     const uint32_t per_row = cannsim::tmp_model::rowwise_min_bytes(h, cannsim::tmp_model::kRmsNormBuffers);
@@ -177,10 +177,10 @@ inline void GetLayerNormMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t 
     GetLayerNormMaxMinTmpSize(srcShape, typeSize, isReuseSource, maxValue, minValue);
 }
 inline void GetLayerNormNDTilingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize, const uint32_t typeSize,
-                                     const bool /*isReuseSource*/, LayerNormTiling& t) {
+                                     const bool /*isReuseSource*/, tiling::LayerNormTiling& t) {
     uint32_t b, s, h;
     detail_host::bsh(srcShape, b, s, h);
-    t = LayerNormTiling{};
+    t = tiling::LayerNormTiling{};
     t.bLength = b; t.sLength = s; t.hLength = h; t.originalHLength = h;
     t.inputXSize = b * s * h; t.meanVarSize = b * s; t.numberOfTmpBuf = cannsim::tmp_model::kLayerNormBuffers;
     t.tmpBufSize = stackBufferSize / 4;
@@ -196,7 +196,7 @@ inline void GetLayerNormNDTilingInfo(const ge::Shape& srcShape, const uint32_t s
     (void)typeSize;
 }
 inline void GetLayerNormNDTillingInfo(const ge::Shape& srcShape, const uint32_t stackBufferSize, const uint32_t typeSize,
-                                      const bool isReuseSource, LayerNormTiling& t) {
+                                      const bool isReuseSource, tiling::LayerNormTiling& t) {
     GetLayerNormNDTilingInfo(srcShape, stackBufferSize, typeSize, isReuseSource, t);
 }
 
@@ -220,12 +220,12 @@ inline bool GetTopKMaxMinTmpSize(const platform_ascendc::PlatformAscendC&, const
 
 inline bool TopKTilingFunc(const platform_ascendc::PlatformAscendC&, const int32_t inner, const int32_t outter,
                            const int32_t k, const uint32_t dataTypeSize, const bool isInitIndex, TopKMode mode,
-                           const bool isLargest, TopkTiling& t) {
+                           const bool isLargest, tiling::TopkTiling& t) {
     if (inner <= 0 || inner % 32 != 0 || outter < 1 || k < 1 || k > inner || (dataTypeSize != 2 && dataTypeSize != 4))
         return false;
     const bool small = mode == TopKMode::TOPK_NSMALL;
     if (small && inner != 32) return false;
-    t = TopkTiling{};
+    t = tiling::TopkTiling{};
     t.tmpLocalSize = static_cast<int32_t>(
         cannsim::tmp_model::topk_bytes(inner, outter, isInitIndex, small, isLargest, dataTypeSize));
     t.allDataSize = inner * outter;

@@ -32,7 +32,7 @@ inline void softmax_rows(const char* api, SmKind kind, const AscendC::LocalTenso
     const uint32_t m = info.srcM ? info.srcM : tiling.srcM;
     const uint32_t k = info.srcK ? info.srcK : tiling.srcK;
     if (m == 0 || k == 0) {
-        hl_param_error(api, loc, fmt("%s has no shape: SoftMaxShapeInfo is empty and the SoftMaxTiling was not filled "
+        hl_param_error(api, loc, fmt("%s has no shape: SoftMaxShapeInfo is empty and the tiling::SoftMaxTiling was not filled "
                                      "(SoftMaxTilingFunc on the host)", api));
         return;
     }
@@ -182,7 +182,7 @@ inline void softmax_grad_rows(const char* api, bool front, bool block_out, const
     hl_check_dtype("SoftMax", dtype_of<T>(), loc, api);
     const uint32_t m = info.srcM ? info.srcM : tiling.srcM, k = info.srcK ? info.srcK : tiling.srcK;
     if (m == 0 || k == 0) {
-        hl_param_error(api, loc, fmt("%s has no shape: SoftMaxShapeInfo is empty and the SoftMaxTiling was not filled", api));
+        hl_param_error(api, loc, fmt("%s has no shape: SoftMaxShapeInfo is empty and the tiling::SoftMaxTiling was not filled", api));
         return;
     }
     check_last_axis_32b<T>(api, k, loc);
@@ -228,14 +228,14 @@ namespace AscendC {
 
 template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
 inline void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor, const LocalTensor<T>& srcTensor,
-                        const LocalTensor<uint8_t>& sharedTmpBuffer, const SoftMaxTiling& tiling, bool isFront = false,
+                        const LocalTensor<uint8_t>& sharedTmpBuffer, const tiling::SoftMaxTiling& tiling, bool isFront = false,
                         const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
     cannsim::softmax_grad_rows("SoftmaxGrad", isFront, false, dstTensor, gradTensor, srcTensor, &sharedTmpBuffer, tiling,
                                softmaxShapeInfo, loc);
 }
 template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
 inline void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor, const LocalTensor<T>& srcTensor,
-                        const SoftMaxTiling& tiling, bool isFront = false, const SoftMaxShapeInfo& softmaxShapeInfo = {},
+                        const tiling::SoftMaxTiling& tiling, bool isFront = false, const SoftMaxShapeInfo& softmaxShapeInfo = {},
                         CANNSIM_LOC) {
     cannsim::softmax_grad_rows("SoftmaxGrad", isFront, false, dstTensor, gradTensor, srcTensor,
                                (const LocalTensor<uint8_t>*)nullptr, tiling, softmaxShapeInfo, loc);
@@ -243,13 +243,13 @@ inline void SoftmaxGrad(const LocalTensor<T>& dstTensor, const LocalTensor<T>& g
 template <typename T, bool isBasicBlock = false, bool isDataFormatNZ = false>
 inline void SoftmaxGradFront(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
                              const LocalTensor<T>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
-                             const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
+                             const tiling::SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
     cannsim::softmax_grad_rows("SoftmaxGradFront", true, true, dstTensor, gradTensor, srcTensor, &sharedTmpBuffer, tiling,
                                softmaxShapeInfo, loc);
 }
 template <typename T, bool isBasicBlock = false, bool isDataFormatNZ = false>
 inline void SoftmaxGradFront(const LocalTensor<T>& dstTensor, const LocalTensor<T>& gradTensor,
-                             const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling,
+                             const LocalTensor<T>& srcTensor, const tiling::SoftMaxTiling& tiling,
                              const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
     cannsim::softmax_grad_rows("SoftmaxGradFront", true, true, dstTensor, gradTensor, srcTensor,
                                (const LocalTensor<uint8_t>*)nullptr, tiling, softmaxShapeInfo, loc);
@@ -262,13 +262,13 @@ inline void SoftmaxGradFront(const LocalTensor<T>& dstTensor, const LocalTensor<
 CANNSIM_SOFTMAX_TEMPLATE
 inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTensor, const LocalTensor<T>& maxTensor,
                     const LocalTensor<T>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
-                    const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
+                    const tiling::SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
     cannsim::softmax_rows("SoftMax", cannsim::SmKind::Softmax, dstTensor, &sumTensor, &maxTensor, srcTensor,
                           &sharedTmpBuffer, tiling, softmaxShapeInfo, loc);
 }
 CANNSIM_SOFTMAX_TEMPLATE
 inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTensor, const LocalTensor<T>& maxTensor,
-                    const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling,
+                    const LocalTensor<T>& srcTensor, const tiling::SoftMaxTiling& tiling,
                     const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
     cannsim::softmax_rows("SoftMax", cannsim::SmKind::Softmax, dstTensor, &sumTensor, &maxTensor, srcTensor,
                           (const LocalTensor<uint8_t>*)nullptr, tiling, softmaxShapeInfo, loc);
@@ -277,27 +277,27 @@ template <typename T1, typename T2, bool isReuseSource = false, bool isBasicBloc
           const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
 inline void SoftMax(const LocalTensor<T1>& dstTensor, const LocalTensor<T2>& sumTensor, const LocalTensor<T2>& maxTensor,
                     const LocalTensor<T1>& srcTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
-                    const SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
+                    const tiling::SoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
     cannsim::softmax_rows("SoftMax", cannsim::SmKind::Softmax, dstTensor, &sumTensor, &maxTensor, srcTensor,
                           &sharedTmpBuffer, tiling, softmaxShapeInfo, loc);
 }
 template <typename T1, typename T2, bool isReuseSource = false, bool isBasicBlock = false, bool isDataFormatNZ = false,
           const SoftmaxConfig& config = SOFTMAX_DEFAULT_CFG>
 inline void SoftMax(const LocalTensor<T1>& dstTensor, const LocalTensor<T2>& sumTensor, const LocalTensor<T2>& maxTensor,
-                    const LocalTensor<T1>& srcTensor, const SoftMaxTiling& tiling,
+                    const LocalTensor<T1>& srcTensor, const tiling::SoftMaxTiling& tiling,
                     const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
     cannsim::softmax_rows("SoftMax", cannsim::SmKind::Softmax, dstTensor, &sumTensor, &maxTensor, srcTensor,
                           (const LocalTensor<uint8_t>*)nullptr, tiling, softmaxShapeInfo, loc);
 }
 CANNSIM_SOFTMAX_TEMPLATE
 inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,
-                    const LocalTensor<uint8_t>& sharedTmpBuffer, const SoftMaxTiling& tiling,
+                    const LocalTensor<uint8_t>& sharedTmpBuffer, const tiling::SoftMaxTiling& tiling,
                     const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
     cannsim::softmax_rows("SoftMax", cannsim::SmKind::Softmax, dstTensor, (const LocalTensor<T>*)nullptr,
                           (const LocalTensor<T>*)nullptr, srcTensor, &sharedTmpBuffer, tiling, softmaxShapeInfo, loc);
 }
 CANNSIM_SOFTMAX_TEMPLATE
-inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling,
+inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor, const tiling::SoftMaxTiling& tiling,
                     const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
     cannsim::softmax_rows("SoftMax", cannsim::SmKind::Softmax, dstTensor, (const LocalTensor<T>*)nullptr,
                           (const LocalTensor<T>*)nullptr, srcTensor, (const LocalTensor<uint8_t>*)nullptr, tiling,
@@ -308,14 +308,14 @@ inline void SoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTe
 CANNSIM_SOFTMAX_TEMPLATE
 inline void SimpleSoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& inSumTensor,
                           const LocalTensor<T>& inMaxTensor, const LocalTensor<T>& srcTensor,
-                          const LocalTensor<uint8_t>& sharedTmpBuffer, const SoftMaxTiling& tiling,
+                          const LocalTensor<uint8_t>& sharedTmpBuffer, const tiling::SoftMaxTiling& tiling,
                           const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
     cannsim::softmax_rows("SimpleSoftMax", cannsim::SmKind::Simple, dstTensor, &inSumTensor, &inMaxTensor, srcTensor,
                           &sharedTmpBuffer, tiling, softmaxShapeInfo, loc);
 }
 CANNSIM_SOFTMAX_TEMPLATE
 inline void SimpleSoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>& inSumTensor,
-                          const LocalTensor<T>& inMaxTensor, const LocalTensor<T>& srcTensor, const SoftMaxTiling& tiling,
+                          const LocalTensor<T>& inMaxTensor, const LocalTensor<T>& srcTensor, const tiling::SoftMaxTiling& tiling,
                           const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
     cannsim::softmax_rows("SimpleSoftMax", cannsim::SmKind::Simple, dstTensor, &inSumTensor, &inMaxTensor, srcTensor,
                           (const LocalTensor<uint8_t>*)nullptr, tiling, softmaxShapeInfo, loc);
@@ -325,7 +325,7 @@ inline void SimpleSoftMax(const LocalTensor<T>& dstTensor, const LocalTensor<T>&
 template <typename T, bool isReuseSource = false, bool isDataFormatNZ = false>
 inline void LogSoftMax(const LocalTensor<T>& dst, const LocalTensor<T>& sum, const LocalTensor<T>& max,
                        const LocalTensor<T>& src, const LocalTensor<uint8_t>& sharedTmpBuffer,
-                       const LogSoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
+                       const tiling::LogSoftMaxTiling& tiling, const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
     cannsim::softmax_rows("LogSoftMax", cannsim::SmKind::Log, dst, &sum, &max, src, &sharedTmpBuffer, tiling,
                           softmaxShapeInfo, loc);
 }
@@ -334,14 +334,14 @@ inline void LogSoftMax(const LocalTensor<T>& dst, const LocalTensor<T>& sum, con
 // ---- RmsNorm: dst = x / sqrt(mean(x^2) + epsilon) * gamma over rows of H ----
 template <typename T, bool isBasicBlock = false>
 inline void RmsNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, const LocalTensor<T>& gammaLocal,
-                    const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon, const RmsNormTiling& tiling, CANNSIM_LOC) {
+                    const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon, const tiling::RmsNormTiling& tiling, CANNSIM_LOC) {
     cannsim::norm_rows("RmsNorm", false, dstLocal, (const LocalTensor<T>*)nullptr, (const LocalTensor<T>*)nullptr,
                        srcLocal, gammaLocal, (const LocalTensor<T>*)nullptr, &sharedTmpBuffer, cannsim::to_d(epsilon),
                        tiling.bLength, tiling.sLength, tiling.hLength, tiling.originalHLength, loc);
 }
 template <typename T, bool isBasicBlock = false>
 inline void RmsNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, const LocalTensor<T>& gammaLocal,
-                    const T epsilon, const RmsNormTiling& tiling, CANNSIM_LOC) {
+                    const T epsilon, const tiling::RmsNormTiling& tiling, CANNSIM_LOC) {
     cannsim::norm_rows("RmsNorm", false, dstLocal, (const LocalTensor<T>*)nullptr, (const LocalTensor<T>*)nullptr,
                        srcLocal, gammaLocal, (const LocalTensor<T>*)nullptr, (const LocalTensor<uint8_t>*)nullptr,
                        cannsim::to_d(epsilon), tiling.bLength, tiling.sLength, tiling.hLength, tiling.originalHLength, loc);
@@ -351,14 +351,14 @@ inline void RmsNorm(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLoc
 template <typename T, bool isReuseSource = false>
 inline void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& outputMean, const LocalTensor<T>& outputVariance,
                       const LocalTensor<T>& inputX, const LocalTensor<T>& gamma, const LocalTensor<T>& beta,
-                      const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon, LayerNormTiling& tiling, CANNSIM_LOC) {
+                      const LocalTensor<uint8_t>& sharedTmpBuffer, const T epsilon, tiling::LayerNormTiling& tiling, CANNSIM_LOC) {
     cannsim::norm_rows("LayerNorm", true, output, &outputMean, &outputVariance, inputX, gamma, &beta, &sharedTmpBuffer,
                        cannsim::to_d(epsilon), tiling.bLength, tiling.sLength, tiling.hLength, tiling.originalHLength, loc);
 }
 template <typename T, bool isReuseSource = false>
 inline void LayerNorm(const LocalTensor<T>& output, const LocalTensor<T>& outputMean, const LocalTensor<T>& outputVariance,
                       const LocalTensor<T>& inputX, const LocalTensor<T>& gamma, const LocalTensor<T>& beta,
-                      const T epsilon, LayerNormTiling& tiling, CANNSIM_LOC) {
+                      const T epsilon, tiling::LayerNormTiling& tiling, CANNSIM_LOC) {
     cannsim::norm_rows("LayerNorm", true, output, &outputMean, &outputVariance, inputX, gamma, &beta,
                        (const LocalTensor<uint8_t>*)nullptr, cannsim::to_d(epsilon), tiling.bLength, tiling.sLength,
                        tiling.hLength, tiling.originalHLength, loc);

@@ -101,18 +101,9 @@ constexpr SoftmaxConfig SOFTMAX_DEFAULT_CFG = {true, 0, 0, SoftmaxMode::SOFTMAX_
 
 }  // namespace AscendC
 
-using AscendC::tiling::TopkTiling;
-using AscendC::tiling::SoftMaxTiling;
-using AscendC::tiling::LogSoftMaxTiling;
-using AscendC::tiling::RmsNormTiling;
-using AscendC::tiling::LayerNormTiling;
-namespace optiling {
-using TopkTiling = AscendC::tiling::TopkTiling;
-using SoftMaxTiling = AscendC::tiling::SoftMaxTiling;
-using LogSoftMaxTiling = AscendC::tiling::LogSoftMaxTiling;
-using RmsNormTiling = AscendC::tiling::RmsNormTiling;
-using LayerNormTiling = AscendC::tiling::LayerNormTiling;
-}  // namespace optiling
+// The tiling structs stay in AscendC::tiling (as the reference's host signatures name them): a
+// kernel may define its own struct of the same name (e.g. an RmsNormTiling of its own) at global
+// scope or in optiling.
 
 namespace cannsim::tmp_model {
 

@@ -326,7 +326,7 @@ namespace detail_topk {
 template <typename T, bool isInitIndex, bool isHasfinish, TopKMode topkMode>
 inline void run(const char* api, const LocalTensor<T>& dstValue, const LocalTensor<int32_t>& dstIndex,
                 const LocalTensor<T>& src, const LocalTensor<int32_t>& srcIndex, const LocalTensor<bool>& finish,
-                const LocalTensor<uint8_t>* tmp, int32_t k, const TopkTiling& tiling, const TopKInfo& info,
+                const LocalTensor<uint8_t>* tmp, int32_t k, const tiling::TopkTiling& tiling, const TopKInfo& info,
                 bool isLargest, const cannsim::SrcLoc& loc) {
     using namespace cannsim;
     hl_check_dtype(api, dtype_of<T>(), loc);
@@ -344,7 +344,7 @@ inline void run(const char* api, const LocalTensor<T>& dstValue, const LocalTens
     param(!small && inner > 4096, fmt("TopK Normal mode supports topKInfo.inner up to 4096, got %d", inner));
     param(tiling.innerDataSize != inner,
           tiling.innerDataSize == 0 && tiling.allDataSize == 0
-              ? std::string("TopK tiling is empty: fill the TopkTiling with TopKTilingFunc on the host")
+              ? std::string("TopK tiling is empty: fill the tiling::TopkTiling with TopKTilingFunc on the host")
               : fmt("TopK tiling was computed for inner %d but topKInfo.inner is %d", tiling.innerDataSize, inner));
     if (bad) return;
     const int32_t epb = 32 / static_cast<int32_t>(sizeof(T));
@@ -417,7 +417,7 @@ template <typename T, bool isInitIndex = false, bool isHasfinish = false, bool i
 inline void TopK(const LocalTensor<T>& dstValueLocal, const LocalTensor<int32_t>& dstIndexLocal,
                  const LocalTensor<T>& srcLocal, const LocalTensor<int32_t>& srcIndexLocal,
                  const LocalTensor<bool>& finishLocal, const LocalTensor<uint8_t>& tmpLocal, const int32_t k,
-                 const TopkTiling& tilling, const TopKInfo& topKInfo, const bool isLargest = true, CANNSIM_LOC) {
+                 const tiling::TopkTiling& tilling, const TopKInfo& topKInfo, const bool isLargest = true, CANNSIM_LOC) {
     const bool largest = config.order == TopKOrder::UNSET ? isLargest : config.order == TopKOrder::LARGEST;
     detail_topk::run<T, isInitIndex, isHasfinish, topkMode>("TopK", dstValueLocal, dstIndexLocal, srcLocal, srcIndexLocal,
                                                           finishLocal, &tmpLocal, k, tilling, topKInfo, largest, loc);
@@ -426,7 +426,7 @@ template <typename T, bool isInitIndex = false, bool isHasfinish = false, bool i
           TopKMode topkMode = TopKMode::TOPK_NORMAL, const TopKConfig& config = defaultTopKConfig>
 inline void TopK(const LocalTensor<T>& dstValueLocal, const LocalTensor<int32_t>& dstIndexLocal,
                  const LocalTensor<T>& srcLocal, const LocalTensor<int32_t>& srcIndexLocal,
-                 const LocalTensor<bool>& finishLocal, const int32_t k, const TopkTiling& tilling,
+                 const LocalTensor<bool>& finishLocal, const int32_t k, const tiling::TopkTiling& tilling,
                  const TopKInfo& topKInfo, const bool isLargest = true, CANNSIM_LOC) {
     const bool largest = config.order == TopKOrder::UNSET ? isLargest : config.order == TopKOrder::LARGEST;
     detail_topk::run<T, isInitIndex, isHasfinish, topkMode>("TopK", dstValueLocal, dstIndexLocal, srcLocal, srcIndexLocal,
