@@ -28,11 +28,12 @@ extern "C" __global__ __aicore__ void leaky_relu_custom(GM_ADDR x, GM_ADDR y, GM
 {
     REGISTER_TILING_DEFAULT(Probe);
     GET_TILING_DATA(p, tiling);
-    float* out = reinterpret_cast<float*>(y);
+    AscendC::GlobalTensor<float> out;
+    out.SetGlobalBuffer((__gm__ float*)y);
     if (AscendC::GetBlockIdx() == 0) {
-        for (int i = 0; i < 16; ++i) out[i] = p.v[i];
-        out[16] = (float)AscendC::GetBlockNum();
-        out[17] = TILING_KEY_IS(7) ? 1.0f : 0.0f;
+        for (int i = 0; i < 16; ++i) out.SetValue(i, p.v[i]);
+        out.SetValue(16, (float)AscendC::GetBlockNum());
+        out.SetValue(17, TILING_KEY_IS(7) ? 1.0f : 0.0f);
     }
 }
 namespace optiling {

@@ -49,6 +49,9 @@ async def test_a_bad_value_on_the_settings_screen_is_named_and_nothing_is_saved(
         error = str(screen.query_one("#settings-error").render())
         assert error.startswith("rounds: ") and "(got 0)" in error
         screen.query_one("#rounds").value = "three"
+        save = screen.query_one("#save")
+        while save.has_class("-active"):      # a Button ignores presses during its press effect
+            await pilot.pause(0.05)
         await pilot.click("#save")
         await pilot.pause()
         assert str(screen.query_one("#settings-error").render()) == "rounds: 'three' is not a whole number"
