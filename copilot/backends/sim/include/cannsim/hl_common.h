@@ -55,24 +55,10 @@ inline const ApiDtypes kHlApiDtypes[] = {
 // The library's dtype rule at the caller's line (the basic APIs' table is dtype_table.h).
 // `row` names the table row (the API, or "<Api>HL" where a basic instruction has the same name).
 inline void hl_check_dtype(const char* row_name, uint32_t dtype, const SrcLoc& loc, const char* api = nullptr) {
-    if (!api) api = row_name;
     const ApiDtypes* r = nullptr;
     for (const auto& row : kHlApiDtypes)
         if (std::strcmp(row.api, row_name) == 0) { r = &row; break; }
-    if (!r) return;
-    const uint32_t m = api_dtype_mask(*r);
-    if (m == 0) {
-        report("L4.API_UNKNOWN", Severity::Error, api, loc.line(),
-               fmt("%s is not provided on arch %d (%s)", api, arch(), chip().name));
-        return;
-    }
-    if (m & dtype) return;
-    std::string ok;
-    for (uint32_t b = 1; b < DT_OTHER; b <<= 1)
-        if (m & b) { if (!ok.empty()) ok += ", "; ok += dtype_name(b); }
-    report("L2.DTYPE_UNSUPPORTED", Severity::Error, api, loc.line(),
-           fmt("%s does not support %s on arch %d (%s); supported: %s", api, dtype_name(dtype), arch(),
-               chip().name, ok.c_str()));
+    check_dtype_row(api ? api : row_name, r, dtype, loc);
 }
 
 // One tensor operand of a library call: [addr, addr + bytes) of UB.
