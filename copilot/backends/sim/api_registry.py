@@ -116,7 +116,7 @@ def _params_after(text: str, open_paren: int) -> str:
 def _form(params: str) -> str:
     if re.search(r"uint64_t\s+\w*mask\w*\s*\[\s*\]", params):
         return "mask-bit"
-    if re.search(r"uint64_t\s+mask\b", params):
+    if re.search(r"(?:uint64_t|int32_t)\s+mask\b", params):
         return "mask-continuous"
     if re.search(r"\b(count|calCount|dataSize)\b", params):
         return "count"

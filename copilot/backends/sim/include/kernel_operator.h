@@ -23,6 +23,8 @@
 #include "cannsim/hl_quant.h"
 #include "cannsim/hl_reduce.h"
 #include "cannsim/transpose.h"
+#include "cannsim/fused_cast.h"
+#include "cannsim/ub_misc.h"
 
 // Old intrinsic spellings of the sync instructions.
 inline void set_flag(pipe_t src, pipe_t dst, int id, CANNSIM_LOC) {

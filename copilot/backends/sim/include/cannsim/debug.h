@@ -63,11 +63,9 @@ inline int64_t GetSystemCycle() { return 0; }
 
 CANNSIM_UNKNOWN_API(Neg)
 CANNSIM_UNKNOWN_API(Scatter)
-CANNSIM_UNKNOWN_API(PairReduceSum)
 CANNSIM_UNKNOWN_API(ReducePairElem)
 CANNSIM_UNKNOWN_API(CastDeq)
 CANNSIM_UNKNOWN_API(CastDequant)
-CANNSIM_UNKNOWN_API(Copy)
 
 template <typename... Explicit>
 inline void DataSyncBarrier(CANNSIM_LOC) { cannsim::unknown_api("DataSyncBarrier", loc.line()); }

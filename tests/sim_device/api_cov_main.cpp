@@ -1,0 +1,149 @@
+// Numerical driver for tests/test_sim_api_cov.py: runs one of the compound-cast, Copy, PairReduceSum,
+// system, layout and normalization APIs on a UB arena.
+// Usage: api_cov_main op=NAME [dt=T] [st=U] arena=IN out=OUT [arch=2201] [key=value ...]
+// The arena file is copied into one UB buffer; operands are views at byte offsets o0, o1, ... (sources),
+// od, oi, ... (destinations), ot (tmp, `st` bytes); the arena is written back after the call.
+// Scalar results go to stdout as `key=value`; diagnostics to stderr as JSON lines.
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+#include "kernel_operator.h"
+
+using namespace AscendC;
+using namespace AscendC::tiling;
+static std::map<std::string, std::string> A;
+static bool has(const char* k) { return A.count(k) > 0; }
+static long long I(const char* k, long long d = 0) { return has(k) ? std::stoll(A[k], nullptr, 0) : d; }
+static double F(const char* k, double d = 0) { return has(k) ? std::stod(A[k]) : d; }
+static TBuf<TPosition::VECCALC>* g_buf;
+
+template <typename T> static LocalTensor<T> at(const char* key, const char* size_key = nullptr) {
+    LocalTensor<T> t = g_buf->Get<uint8_t>()[static_cast<uint32_t>(I(key))].template ReinterpretCast<T>();
+    if (size_key && has(size_key)) t.SetSize(static_cast<uint32_t>(I(size_key)));
+    return t;
+}
+static BinaryRepeatParams brp() {
+    return BinaryRepeatParams(1, 1, 1, (uint8_t)I("drep", 8), (uint8_t)I("srep", 8), (uint8_t)I("srep", 8));
+}
+
+// ---- compound casts: dst type T, source type U ----
+template <typename T, typename U> static void fused(const std::string& op) {
+    auto d = at<T>("od"); auto a = at<U>("o0"); auto b = at<U>("o1");
+    const std::string form = has("form") ? A["form"] : "count";
+    uint64_t bits[2] = {(uint64_t)I("m0", -1), (uint64_t)I("m1", -1)};
+    const uint64_t mask = (uint64_t)I("mask", 0);
+    const uint8_t rep = (uint8_t)I("repeat", 1);
+    const uint32_t n = (uint32_t)I("n");
+#define FC(NAME)                                                                          \
+    if (op == #NAME) {                                                                    \
+        if (form == "count") NAME(d, a, b, n);                                            \
+        else if (form == "bit") NAME(d, a, b, bits, rep, brp());                          \
+        else NAME(d, a, b, mask, rep, brp());                                             \
+        return;                                                                           \
+    }
+    FC(AddReluCast) FC(SubReluCast) FC(MulCast)
+#undef FC
+    std::fprintf(stderr, "unknown fused op %s\n", op.c_str());
+    std::exit(3);
+}
+
+template <typename T> static void same_type(const std::string& op) {
+    const std::string form = has("form") ? A["form"] : "count";
+    uint64_t bits[2] = {(uint64_t)I("m0", -1), (uint64_t)I("m1", -1)};
+    const uint64_t mask = (uint64_t)I("mask", 0);
+    const uint8_t rep = (uint8_t)I("repeat", 1);
+    if (op == "MulAddRelu") {
+        auto d = at<T>("od"); auto a = at<T>("o0"); auto b = at<T>("o1");
+        if (form == "count") MulAddRelu(d, a, b, (int32_t)I("n"));
+        else if (form == "bit") MulAddRelu(d, a, b, bits, rep, brp());
+        else MulAddRelu(d, a, b, mask, rep, brp());
+    } else if (op == "Copy") {
+        CopyRepeatParams p((uint16_t)I("dblk", 1), (uint16_t)I("sblk", 1), (uint16_t)I("drep", 8), (uint16_t)I("srep", 8));
+        if (I("counter")) { SetMaskCount(); SetVectorMask<T, MaskMode::COUNTER>(0, mask); }
+        if (form == "count") Copy(at<T>("od"), at<T>("o0"), (uint32_t)I("n"));
+        else if (form == "bit") Copy(at<T>("od"), at<T>("o0"), bits, rep, p);
+        else if (I("counter")) Copy<T, false>(at<T>("od"), at<T>("o0"), mask, rep, p);
+        else Copy(at<T>("od"), at<T>("o0"), mask, rep, p);
+        SetMaskNorm();
+    } else if (op == "PairReduceSum") {
+        if (form == "bit") PairReduceSum(at<T>("od"), at<T>("o0"), (int32_t)rep, bits, (int32_t)I("drep", 1), 1, (int32_t)I("srep", 8));
+        else PairReduceSum(at<T>("od"), at<T>("o0"), (int32_t)rep, (int32_t)mask, (int32_t)I("drep", 1), 1, (int32_t)I("srep", 8));
+    } else {
+        std::fprintf(stderr, "unknown op %s\n", op.c_str());
+        std::exit(3);
+    }
+}
+
+static void system_queries() {
+    std::printf("block=%d\n", (int)GetDataBlockSizeInBytes());
+    std::printf("icache=%lld\n", (long long)GetICachePreloadStatus());
+    std::printf("pc=%lld\n", (long long)GetProgramCounter());
+    SetMaskCount();
+    SetVectorMask<float, MaskMode::COUNTER>(0, 5);
+    SetAtomicAdd<float>();
+    SetDeqScale(half(2.0f));
+    InitSocState();
+    const auto& s = cannsim::detail::state();
+    std::printf("counter=%d lo=%llu atomic=%d deq=%g\n", (int)s.mask_counter_mode, (unsigned long long)s.mask_lo,
+                s.atomic_op, s.deq_scale);
+}
+
+static void dispatch() {
+    const std::string op = A["op"], dt = A["dt"], st = has("st") ? A["st"] : dt;
+    if (op == "system") { system_queries(); return; }
+    if (op == "AddReluCast" || op == "SubReluCast" || op == "MulCast") {
+        if (dt == "int8" && st == "half") return fused<int8_t, half>(op);
+        if (dt == "uint8" && st == "half") return fused<uint8_t, half>(op);
+        if (dt == "half" && st == "float") return fused<half, float>(op);
+        if (dt == "int8" && st == "int16") return fused<int8_t, int16_t>(op);
+        if (dt == "float" && st == "int64") return fused<float, int64_t>(op);
+        if (dt == "half" && st == "half") return fused<half, half>(op);
+    }
+    if (op == "AddDeqRelu") {
+        SetDeqScale(half((float)F("deq", 1.0)));
+        auto d = at<half>("od"); auto a = at<int32_t>("o0"); auto b = at<int32_t>("o1");
+        if (has("mask")) AddDeqRelu(d, a, b, (uint64_t)I("mask"), (uint8_t)I("repeat", 1), brp());
+        else AddDeqRelu(d, a, b, (int32_t)I("n"));
+        return;
+    }
+    if (dt == "half") return same_type<half>(op);
+    if (dt == "float") return same_type<float>(op);
+    if (dt == "int16") return same_type<int16_t>(op);
+    if (dt == "int32") return same_type<int32_t>(op);
+    std::fprintf(stderr, "unknown op/dtype %s %s %s\n", op.c_str(), dt.c_str(), st.c_str());
+    std::exit(3);
+}
+
+int main(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        const auto eq = a.find('=');
+        A[a.substr(0, eq)] = a.substr(eq + 1);
+    }
+    cannsim::ChipConfig c{};
+    const int arch = static_cast<int>(I("arch", 2201));
+    std::snprintf(c.name, sizeof c.name, "%s", arch == 3510 ? "950PR" : arch == 2002 ? "310P" : "910B2");
+    c.arch = arch; c.vector_cores = 48; c.ub_bytes = 192 * 1024 - 256 - 8 * 1024; c.max_buffers = 64;
+    c.max_queue_buffers = 8;
+    cannsim::configure_chip(c);
+    cannsim::set_diag_fd(2);
+    cannsim::begin_block(0, 1);
+    std::ifstream fin(A["arena"], std::ios::binary);
+    std::vector<uint8_t> host((std::istreambuf_iterator<char>(fin)), {});
+    const uint32_t bytes = static_cast<uint32_t>((host.size() + 31) / 32 * 32);
+    host.resize(bytes);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, bytes);
+    g_buf = &buf;
+    std::memcpy(cannsim::ub_at(buf.Get<uint8_t>().addr_), host.data(), bytes);
+    dispatch();
+    std::memcpy(host.data(), cannsim::ub_at(buf.Get<uint8_t>().addr_), bytes);
+    std::ofstream fo(A["out"], std::ios::binary);
+    fo.write(reinterpret_cast<const char*>(host.data()), static_cast<std::streamsize>(bytes));
+    cannsim::end_block();
+    std::printf("%s\n", cannsim::cost_counters_json().c_str());
+    return 0;
+}
