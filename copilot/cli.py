@@ -16,7 +16,7 @@ from copilot.errors import CannpilotError
 
 # Subcommand modules in the order `--help` lists them. A module that is not there yet is skipped.
 COMMANDS = ("tasks", "check", "lower", "run", "bench", "sessions", "knowledge", "chips", "emulator",
-            "export", "validate_submission", "tui", "doctor")
+            "export", "validate_submission", "tui", "learn", "doctor")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,8 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         from copilot.commands import status
 
         return status.run(None)
-    # The TUI's first paint should not wait for every other command's imports.
-    parser = build_parser(("tui",) if argv[0] == "tui" else COMMANDS)
+    # A command does not wait for every other command's imports (the TUI's first paint, a warm
+    # `tasks show`); `--help` and an unknown command get the whole list.
+    parser = build_parser((argv[0],) if argv[0] in COMMANDS else COMMANDS)
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)

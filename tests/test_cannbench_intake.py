@@ -294,6 +294,49 @@ def test_check_runs_the_golden_on_every_case_and_names_the_one_that_raises(tmp_p
     assert doc["tasks"][0]["failed"][0]["case"] == "2"
 
 
+def test_check_reports_a_case_over_the_oracle_budget_with_its_size_without_running_it(tmp_path, cli,
+                                                                                       monkeypatch):
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          inputs: [{name: x, dtype: [float32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[8]], dtype: [float32]}
+        - {case_id: 2, input_shape: [[4096, 4096]], dtype: [float32]}
+        """, "def probe_op(x):\n    assert x.numel() < 100, 'ran on case 2'\n    return x * 2\n")
+    monkeypatch.setenv("CANNPILOT_ORACLE_BUDGET_GB", "0.1")      # 16M elements need ~0.45 GiB
+    code, out, _ = cli("tasks", "check", str(d), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["golden_ran"] == 1 and doc["over_budget"] == 1
+    over = doc["tasks"][0]["over_budget"][0]
+    assert over["case"] == "2" and over["elements"] == 4096 * 4096 and over["bytes"] > 0.1 * 2**30
+    code, out, _ = cli("tasks", "check", str(d))
+    assert "case 2: over the oracle budget of 0.1 GiB (16777216 elements" in out
+
+
+def test_a_golden_whose_temporaries_outgrow_the_memory_ceiling_is_over_budget_not_a_crash(tmp_path):
+    import resource
+
+    from copilot.oracle import CaseTooLarge
+    from copilot.oracle.golden import memory_ceiling
+
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          inputs: [{name: x, dtype: [float32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, "cases:\n- {case_id: 1, input_shape: [[64]], dtype: [float32]}\n",
+        "import torch\ndef probe_op(x):\n    return x + torch.ones(1 << 31, dtype=torch.float64).sum()\n")
+    task = load_task(d)
+    case = task.case("1")
+    before = resource.getrlimit(resource.RLIMIT_AS)
+    with memory_ceiling(1 << 30), pytest.raises(CaseTooLarge, match="ran out of memory"):
+        reference(task, case, make_inputs(task, case))       # a 16 GiB temporary under a 1 GiB ceiling
+    assert resource.getrlimit(resource.RLIMIT_AS) == before      # lifted afterwards
+
+
 # --- the public suite as it is --------------------------------------------------------------
 
 def _public_tasks() -> list[Path]:
@@ -365,3 +408,18 @@ def test_twins_selection_is_the_quick_tier_and_the_twins(task_dir):
     ids = [c.id for c in select_cases(task, "twins")]
     assert ids[:len(task.quick_cases())] == [c.id for c in task.quick_cases()]
     assert [i for i in ids if i.endswith("q")] == [f"{c.id}q" for c in task.cases if not c.is_quick]
+
+
+def test_a_command_imports_only_its_own_module(tmp_path):
+    """Start-up of `tasks show` does not pay for the knowledge base or asyncio (other commands)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom copilot.cli import main\n"
+             "code = main(['tasks', 'show', 'abs'])\n"
+             "print('MODULES', code, 'knowledge' in sys.modules, 'asyncio' in sys.modules)\n")
+    env = {**__import__("os").environ, "CANNPILOT_CACHE_DIR": str(tmp_path)}
+    first = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=REPO)
+    warm = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=REPO)
+    assert first.stdout.splitlines()[-1].startswith("MODULES 0"), first.stderr[-400:]
+    assert warm.stdout.splitlines()[-1] == "MODULES 0 False False", warm.stderr[-400:]

@@ -171,19 +171,25 @@ def _task_dirs(refs: list[str]) -> list[str]:
 
 
 def _check(args) -> int:
-    """Load every task and run its golden (fp64 oracle and same-precision run) on every case."""
+    """Load every task and run its golden (fp64 oracle and same-precision run) on every case,
+    within the oracle's memory budget: a case over it is reported with its size, not run."""
+    import time
+
     from copilot.commands.bench_cannbench import Progress
     from copilot.errors import BadInput
-    from copilot.oracle import CaseTooLarge, estimate_bytes, make_inputs, reference
+    from copilot.oracle import CaseTooLarge, estimate_bytes, make_inputs, oracle_budget_bytes, reference
+    from copilot.oracle.golden import memory_ceiling
     from copilot.tasks import load_task
 
     refs = _task_dirs(args.task)
     if not refs:
         raise BadInput("`tasks check` needs tasks or suite directories, e.g. ../shared/cannbench/tasks")
+    budget = oracle_budget_bytes()
     progress = Progress(len(refs))
     rows = []
     for ref in refs:
-        row = {"task": ref, "loaded": False, "cases": 0, "golden_ran": 0, "over_budget": [], "failed": []}
+        row = {"task": ref, "loaded": False, "cases": 0, "golden_ran": 0, "over_budget": [], "failed": [],
+               "seconds": {}}
         rows.append(row)
         progress.show(f"{ref}: loading")
         try:
@@ -195,13 +201,22 @@ def _check(args) -> int:
         row.update(task=task.name, path=str(task.path), loaded=True, cases=len(task.cases))
         for i, case in enumerate(task.cases, 1):
             progress.show(f"{task.name}: case {case.id} ({i}/{len(task.cases)}, {case.total_numel} elements)")
+            need = estimate_bytes(case)
+            if need > budget:           # before drawing its inputs: they alone may not fit
+                row["over_budget"].append({"case": case.id, "bytes": need, "elements": case.total_numel,
+                                           "why": "estimate"})
+                continue
+            t0 = time.perf_counter()
             try:
-                reference(task, case, make_inputs(task, case))
+                with memory_ceiling():
+                    reference(task, case, make_inputs(task, case))
                 row["golden_ran"] += 1
-            except CaseTooLarge:
-                row["over_budget"].append({"case": case.id, "bytes": estimate_bytes(case)})
+            except (CaseTooLarge, MemoryError) as exc:
+                row["over_budget"].append({"case": case.id, "bytes": need, "elements": case.total_numel,
+                                           "why": str(exc) or "out of memory"})
             except BadInput as exc:
                 row["failed"].append({"case": case.id, "error": str(exc)})
+            row["seconds"][case.id] = round(time.perf_counter() - t0, 2)
         over = f", {len(row['over_budget'])} over the oracle budget" if row["over_budget"] else ""
         fail = f", {len(row['failed'])} raised (case {row['failed'][0]['case']})" if row["failed"] else ""
         progress.finish(f"{task.name}: golden ran on {row['golden_ran']}/{len(task.cases)} cases{over}{fail}")
@@ -209,14 +224,16 @@ def _check(args) -> int:
     if args.json:
         json.dump({"tasks": rows, "loaded": sum(r["loaded"] for r in rows), "total": len(rows),
                    "cases": sum(r["cases"] for r in rows), "golden_ran": sum(r["golden_ran"] for r in rows),
-                   "over_budget": sum(len(r["over_budget"]) for r in rows)}, sys.stdout, indent=2)
+                   "over_budget": sum(len(r["over_budget"]) for r in rows), "budget_bytes": budget},
+                  sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         for r in rows:
             for f in r["failed"]:
                 print(f"{r['task']} case {f['case']}: {f['error']}")
             for o in r["over_budget"]:
-                print(f"{r['task']} case {o['case']}: over the oracle budget ({o['bytes'] / 2**30:.1f} GiB)")
+                print(f"{r['task']} case {o['case']}: over the oracle budget of {budget / 2**30:.1f} GiB "
+                      f"({o['elements']} elements, ~{o['bytes'] / 2**30:.1f} GiB)")
         print(f"{sum(r['loaded'] for r in rows)}/{len(rows)} tasks load; golden ran on "
               f"{sum(r['golden_ran'] for r in rows)}/{sum(r['cases'] for r in rows)} cases, "
               f"{sum(len(r['over_budget']) for r in rows)} over the oracle budget")

@@ -103,8 +103,38 @@ def _call(fn, task: Task, case: Case, inputs: list, label: str) -> list[torch.Te
             result = fn(*args, **kwargs)
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        if isinstance(exc, MemoryError) or "can't allocate memory" in first:
+            raise CaseTooLarge(f"{where}: the golden ran out of memory (estimate ~"
+                               f"{estimate_bytes(case) / 2**30:.1f} GiB; its temporaries need more)") from None
         raise BadInput(f"{where}: golden raised {type(exc).__name__}: {first}") from None
     return _as_list(result, where)
+
+
+def memory_ceiling(extra: int | None = None):
+    """A context in which this process's address space may grow by at most `extra` bytes
+    (default: the oracle budget plus 4 GiB of slack for thread arenas): a golden whose
+    temporaries outgrow it raises CaseTooLarge instead of taking the machine's memory."""
+    import contextlib
+    import re
+    import resource
+
+    @contextlib.contextmanager
+    def ceiling():
+        old = resource.getrlimit(resource.RLIMIT_AS)
+        try:
+            with open("/proc/self/status", encoding="ascii") as f:
+                size = int(re.search(r"VmSize:\s+(\d+)", f.read()).group(1)) * 1024
+            limit = size + (extra if extra is not None else oracle_budget_bytes() + (4 << 30))
+            if old[1] != resource.RLIM_INFINITY:
+                limit = min(limit, old[1])
+            resource.setrlimit(resource.RLIMIT_AS, (limit, old[1]))
+        except (OSError, AttributeError, ValueError):
+            pass                        # no /proc or no rlimits: the estimate alone guards
+        try:
+            yield
+        finally:
+            resource.setrlimit(resource.RLIMIT_AS, old)
+    return ceiling()
 
 
 def reference(task: Task, case: Case, inputs: list[torch.Tensor]) -> Reference:
