@@ -227,12 +227,15 @@ def resolve_id(card_id: str) -> str:
 
 
 def cards_for_constraint(constraint_id: str) -> list[str]:
-    """Card ids that explain a constraint id: its own card first, then L3 strategies that fix it."""
+    """Card ids that explain a constraint id: its own card first, then L3 strategies that fix it,
+    then the L1/L4 card whose first constraint it is, when exactly one is (the semantics behind
+    the rule; several such cards are API cards, which reach a diagnostic through its API)."""
     idx = card_index()
     constraint_id = resolve_id(constraint_id)
     out = [constraint_id] if constraint_id in idx else []
     fixes = [c.id for c in idx.values() if c.level == "L3" and constraint_id in c.constraints]
-    return out + fixes[:2]
+    explains = [c.id for c in idx.values() if c.level in ("L1", "L4") and tuple(c.constraints[:1]) == (constraint_id,)]
+    return out + fixes[:2] + (explains if len(explains) == 1 else [])
 
 
 def cards_for_api(api: str) -> list[str]:

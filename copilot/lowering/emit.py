@@ -19,7 +19,7 @@ import math
 import re
 
 from copilot.errors import Unsupported
-from copilot.lowering import mathlib
+from copilot.lowering import intlib, mathlib
 from copilot.lowering.ir import REDUCE, Program
 from copilot.lowering.plan import ONE_BYTE, Plan
 
@@ -195,6 +195,11 @@ class Emitter:
         self.ntmp = 4 if needs else 1
         if "fma" in self.ops:
             self.ntmp = 5
+        if "gcd" in self.ops:
+            self.ntmp = intlib.GCD_TMPS
+        # working tile type: fp32, int32 (integer data) or chosen per build (`Calc`)
+        self.calc = plan.calc
+        self.ctype = "float" if self.calc == "float" else "Calc"
         # bool inputs are read as uint8_t (only zero / non-zero matters); int8/uint8 as themselves
         self.mask_inputs = {i for i, s in enumerate(self.task.inputs) if "bool" in s.dtypes}
         byte_inputs = {i for i, s in enumerate(self.task.inputs) if set(s.dtypes) & ONE_BYTE}
@@ -268,7 +273,11 @@ class Emitter:
 
         def ts(i):
             return A[i][0] == "t"
-        if op in ("add", "mul", "max", "min"):
+        if op == "gcd":
+            if not (ts(0) and ts(1)) or self.calc != "int32":
+                raise Unsupported(f"{self.op}: gcd needs two integer tensors")
+            e(intlib.gcd_call(dst, A[0][1], A[1][1], [f"tmp{k}" for k in range(intlib.GCD_TMPS)], cnt))
+        elif op in ("add", "mul", "max", "min"):
             api = {"add": "Add", "mul": "Mul", "max": "Max", "min": "Min"}[op]
             if ts(0) and ts(1):
                 e(f"{api}({dst}, {A[0][1]}, {A[1][1]}, {cnt});")
@@ -391,9 +400,10 @@ class Emitter:
 
     @staticmethod
     def to_integral(dst, x, mode, cnt) -> list[str]:
-        """Round to an integral float through int32 (|x| >= 2^23 is already integral; NaN kept)."""
+        """Round to an integral float through int32 (|x| >= 2^23 is already integral; NaN kept).
+        int32 -> float takes CAST_RINT: exact here, and the one mode both A2 and 950 list."""
         return [f"Cast(tmp0.ReinterpretCast<int32_t>(), {x}, RoundMode::{mode}, {cnt});",
-                f"Cast({dst}, tmp0.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, {cnt});",
+                f"Cast({dst}, tmp0.ReinterpretCast<int32_t>(), RoundMode::CAST_RINT, {cnt});",
                 f"Abs(tmp1, {x}, {cnt});",
                 f"Compares(bits, tmp1, 8388608.0f, CMPMODE::LT, {cnt});",
                 f"Select({dst}, bits, {dst}, {x}, SELMODE::VSEL_TENSOR_TENSOR_MODE, {cnt});"]

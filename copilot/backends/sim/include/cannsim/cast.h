@@ -150,8 +150,23 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
 
 inline void SetDeqScale(half scale) { cannsim::detail::state().deq_scale = static_cast<float>(scale); }
 
-// Scalar conversions used in kernel scalar code.
-inline float ToFloat(const bfloat16_t& v) { return static_cast<float>(v); }
-inline bfloat16_t ToBfloat16(const float& v) { return bfloat16_t(v); }
+// Scalar conversions used in kernel scalar code (the scalar Cast pages of the API reference:
+// float -> half with CAST_ODD, float -> int32_t with CAST_RINT/ROUND/CEIL/FLOOR, float <-> bfloat16_t
+// with RINT; ToFloat / ToBfloat16 are the old names).
+template <typename T, typename U, RoundMode roundMode>
+inline U Cast(T valueIn) {
+    static_assert(std::is_same_v<T, float> &&
+                      ((std::is_same_v<U, half> && roundMode == RoundMode::CAST_ODD) ||
+                       (std::is_same_v<U, int32_t> &&
+                        (roundMode == RoundMode::CAST_RINT || roundMode == RoundMode::CAST_ROUND ||
+                         roundMode == RoundMode::CAST_CEIL || roundMode == RoundMode::CAST_FLOOR))),
+                  "scalar Cast<T, U, roundMode> supports float -> half (CAST_ODD) and float -> int32_t "
+                  "(CAST_RINT, CAST_ROUND, CAST_CEIL, CAST_FLOOR)");
+    return cannsim::cast_value<U>(static_cast<double>(valueIn), roundMode);
+}
+inline bfloat16_t Cast(const float& fVal) { return cannsim::cast_value<bfloat16_t>(fVal, RoundMode::CAST_RINT); }
+inline float Cast(const bfloat16_t& bVal) { return static_cast<float>(bVal); }
+inline float ToFloat(const bfloat16_t& v) { return Cast(v); }
+inline bfloat16_t ToBfloat16(const float& v) { return Cast(v); }
 
 }  // namespace AscendC

@@ -79,10 +79,25 @@ inline const CastRule kCastA2[] = {
     {DT_I32, DT_F32, cm::FIVE | cm::NONE}, {DT_I32, DT_I16, cm::NONE}, {DT_I32, DT_F16, cm::NONE},
     {DT_I32, DT_I64, cm::NONE}, {DT_I64, DT_I32, cm::NONE}, {DT_I64, DT_F32, cm::FIVE},
 };
-// 950 adds direct half <-> bfloat16_t (ascendc-facts.md 2.7); the rest of its table is not
-// modelled and falls back to the A2 rows.
-inline const CastRule kCast3510Extra[] = {
-    {DT_F16, DT_BF16, cm::FIVE | cm::NONE}, {DT_BF16, DT_F16, cm::FIVE | cm::NONE},
+// Ascend 950 (arch 3510) has a table of its own (asc-devkit docs Cast.md, 950PR/950DT table;
+// fp8/fp4/hifloat8/int4/complex pairs left out: the emulator has no such element types).
+inline const CastRule kCast3510[] = {
+    {DT_I8, DT_I16, cm::NONE}, {DT_I8, DT_F16, cm::NONE}, {DT_I8, DT_I32, cm::NONE},
+    {DT_U8, DT_U16, cm::NONE}, {DT_U8, DT_F16, cm::NONE}, {DT_U8, DT_U32, cm::NONE},
+    {DT_I16, DT_U8, cm::NONE}, {DT_I16, DT_F16, cm::FIVE}, {DT_I16, DT_I32, cm::NONE},
+    {DT_I16, DT_U32, cm::NONE}, {DT_I16, DT_F32, cm::NONE},
+    {DT_U16, DT_U8, cm::NONE}, {DT_U16, DT_U32, cm::NONE},
+    {DT_F16, DT_I8, cm::FIVE}, {DT_F16, DT_U8, cm::FIVE}, {DT_F16, DT_I16, cm::FIVE},
+    {DT_F16, DT_BF16, cm::FIVE}, {DT_F16, DT_I32, cm::FIVE}, {DT_F16, DT_F32, cm::NONE},
+    {DT_BF16, DT_F16, cm::FIVE}, {DT_BF16, DT_I32, cm::FIVE}, {DT_BF16, DT_F32, cm::NONE},
+    {DT_I32, DT_U8, cm::NONE}, {DT_I32, DT_I16, cm::NONE}, {DT_I32, DT_U16, cm::NONE},
+    {DT_I32, DT_F16, cm::NONE}, {DT_I32, DT_F32, cm::FIVE}, {DT_I32, DT_I64, cm::NONE},
+    {DT_U32, DT_U8, cm::NONE}, {DT_U32, DT_I16, cm::NONE}, {DT_U32, DT_U16, cm::NONE},
+    {DT_F32, DT_I16, cm::FIVE}, {DT_F32, DT_F16, cm::FIVE | cm::ODD | cm::NONE}, {DT_F32, DT_BF16, cm::FIVE},
+    {DT_F32, DT_I32, cm::FIVE}, {DT_F32, DT_F32, cm::FIVE}, {DT_F32, DT_I64, cm::FIVE},
+    {DT_I64, DT_I32, cm::NONE}, {DT_I64, DT_F32, cm::FIVE}, {DT_I64, DT_F64, cm::FIVE},
+    {DT_F64, DT_BF16, cm::FIVE}, {DT_F64, DT_I32, cm::TRUNC}, {DT_F64, DT_F32, cm::FIVE},
+    {DT_F64, DT_I64, cm::TRUNC},
 };
 
 inline const ApiDtypes* find_api_dtypes(const char* api) {
@@ -105,8 +120,8 @@ inline bool cast_supported(uint32_t src, uint32_t dst, int mode, bool* pair_know
             if (r->src == src && r->dst == dst) return (r->modes >> mode) & 1u ? 1 : 0;
         return -1;
     };
-    int res = scan(std::begin(kCastA2), std::end(kCastA2));
-    if (res < 0 && arch() == 3510) res = scan(std::begin(kCast3510Extra), std::end(kCast3510Extra));
+    int res = arch() == 3510 ? scan(std::begin(kCast3510), std::end(kCast3510))
+                             : scan(std::begin(kCastA2), std::end(kCastA2));
     if (res >= 0 && arch() == 2002 && (src == DT_BF16 || dst == DT_BF16)) res = -1;
     *pair_known = res >= 0;
     return res == 1;

@@ -114,7 +114,9 @@ inline void reduce_to_scalar(const char* api, RKind kind, const AscendC::LocalTe
         uint64_t pos = 0;
         for_lanes<1>(ops, L, [&](uint64_t i) {
             const Calc<T> v = to_calc(ld<T>(s + i * sizeof(T)));
-            if (first || (kind == RKind::Max ? v > best : v < best)) { best = v; best_idx = pos; first = false; }
+            // A NaN wins and stays (the first one's index), as Max/Min propagate NaN element-wise.
+            const bool better = v != v ? best == best : (best == best && (kind == RKind::Max ? v > best : v < best));
+            if (first || better) { best = v; best_idx = pos; first = false; }
             ++pos;
         });
         result = from_calc<T>(best);
