@@ -19,7 +19,7 @@ import math
 import re
 
 from copilot.errors import Unsupported
-from copilot.lowering import intlib, mathlib
+from copilot.lowering import mathlib
 from copilot.lowering.ir import REDUCE, Program
 from copilot.lowering.plan import ONE_BYTE, Plan
 
@@ -195,11 +195,6 @@ class Emitter:
         self.ntmp = 4 if needs else 1
         if "fma" in self.ops:
             self.ntmp = 5
-        if "gcd" in self.ops:
-            self.ntmp = intlib.GCD_TMPS
-        # working tile type: fp32, int32 (integer data) or chosen per build (`Calc`)
-        self.calc = plan.calc
-        self.ctype = "float" if self.calc == "float" else "Calc"
         # bool inputs are read as uint8_t (only zero / non-zero matters); int8/uint8 as themselves
         self.mask_inputs = {i for i, s in enumerate(self.task.inputs) if "bool" in s.dtypes}
         byte_inputs = {i for i, s in enumerate(self.task.inputs) if set(s.dtypes) & ONE_BYTE}
@@ -273,11 +268,7 @@ class Emitter:
 
         def ts(i):
             return A[i][0] == "t"
-        if op == "gcd":
-            if not (ts(0) and ts(1)) or self.calc != "int32":
-                raise Unsupported(f"{self.op}: gcd needs two integer tensors")
-            e(intlib.gcd_call(dst, A[0][1], A[1][1], [f"tmp{k}" for k in range(intlib.GCD_TMPS)], cnt))
-        elif op in ("add", "mul", "max", "min"):
+        if op in ("add", "mul", "max", "min"):
             api = {"add": "Add", "mul": "Mul", "max": "Max", "min": "Min"}[op]
             if ts(0) and ts(1):
                 e(f"{api}({dst}, {A[0][1]}, {A[1][1]}, {cnt});")
