@@ -34,6 +34,7 @@ ALLOWED_INCLUDES = {
     "cstdint", "cstddef", "cmath", "cstring", "climits", "cfloat", "type_traits", "algorithm", "limits",
     "utility", "array", "vector", "string", "map", "iterator", "numeric", "tuple", "initializer_list",
     "functional", "memory", "stdint.h", "math.h", "float.h", "limits.h", "cstdio",
+    "charconv",   # host code recovering a float attr's decimal (knowledge card L3.attr-constants)
 }
 
 # Namespaces and symbols of the emulator and launcher (any mention is refused).
