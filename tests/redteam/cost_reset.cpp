@@ -1,6 +1,6 @@
 // RED TEAM: the honest relu, then the emulator's cost timeline reset at the end of the
-// kernel (the block's figures would be the floor). Expect SEC.SOURCE; with the scan off
-// RUN.INTEGRITY (output bytes written with no copy charged).
+// kernel (the block's figures would be the floor). Expect SEC.SOURCE; with the scan off the
+// reset has no effect: the block's timeline lives in the launcher, fed by the forwarded events.
 #include <type_traits>
 #include "kernel_operator.h"
 #include "tiling/platform/platform_ascendc.h"

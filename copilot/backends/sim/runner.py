@@ -201,6 +201,11 @@ def _run_failures(result: dict, reported_blocks: set[int], block_cpu: int, tilin
                                 "(the process exited from kernel code), so its results and cost are not "
                                 "trusted"), []).append(b)
             continue
+        if kind == "events":
+            by_kind.setdefault(("RUN.INTEGRITY", "the block's cost events reached the launcher incomplete or "
+                                "malformed (a sequence gap, no end, or a field out of range), so its cost is "
+                                "not trusted"), []).append(b)
+            continue
         if kind == "exit" and detail in (0, EXIT_REPORTED):
             continue
         if kind == "exit" and detail == EXIT_FATAL_RULE:

@@ -15,12 +15,20 @@
 // fluid bound: a core cannot finish before its total GM traffic has passed through its slice.
 // Times are in cycles of the vector core clock; the runner converts to microseconds and adds the
 // launch overhead. Everything here is a model: its outputs are estimates and labelled so.
+//
+// Out of the kernel's reach: in a block process the harness points the timeline at a pipe
+// (`forward_to`), and every call becomes one fixed-size Event written there before the API call
+// returns to kernel code. The launcher, a separate process, replays the events (`apply`, which
+// checks every field) into a timeline of its own and reports that one's figures: what kernel code
+// could change in its own memory is only the events it has not made yet.
 #pragma once
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <initializer_list>
+#include <unistd.h>
 #include <vector>
 
 namespace cannsim::cost {
@@ -51,12 +59,61 @@ struct BlockCost {
     uint64_t unmodelled = 0;            // instructions the model has no cost for
 };
 
+// One timeline call, as a block process forwards it to the launcher (see the header comment).
+enum EventOp : uint8_t {
+    EV_VECTOR = 1, EV_DMA, EV_SCALAR_ACCESS, EV_GM_SCALAR, EV_SCALAR, EV_SET_FLAG, EV_WAIT_FLAG,
+    EV_BARRIER, EV_UNMODELLED, EV_END
+};
+struct Event {
+    uint32_t seq;               // 0, 1, 2, ... per block: a gap is a lost or suppressed event
+    uint8_t op, pipe, nreads, nwrites;
+    int32_t reads[8];           // UB slots (flags: event, id)
+    int32_t writes[4];
+    double a, b, c;             // bytes/weight, rows/row_bytes/aligned, cycles
+};
+constexpr int32_t kMaxEventSlot = 1 << 16;
+
 class Timeline {
 public:
     explicit Timeline(const Params& p = Params{}) : p_(p) {}
 
-    void reset(const Params& p) { *this = Timeline(p); }
+    void reset(const Params& p) {
+        const int fd = forward_fd_;
+        const uint32_t seq = seq_;
+        *this = Timeline(p);
+        forward_fd_ = fd;
+        seq_ = seq;
+    }
     const Params& params() const { return p_; }
+
+    // From now on every call is written to `fd` as an Event instead of being computed here.
+    void forward_to(int fd) { forward_fd_ = fd; seq_ = 0; }
+    // The last event of a block that returned from its entry (written by the harness).
+    void forward_end() { if (forward_fd_ >= 0) { Event e{}; e.op = EV_END; send(e); } }
+
+    // Replays one forwarded event; false when a field is out of range (a forged or torn event).
+    bool apply(const Event& e) {
+        if (e.nreads > 8 || e.nwrites > 4) return false;
+        for (int i = 0; i < e.nreads; ++i) if (e.reads[i] < -1 || e.reads[i] >= kMaxEventSlot) return false;
+        for (int i = 0; i < e.nwrites; ++i) if (e.writes[i] < -1 || e.writes[i] >= kMaxEventSlot) return false;
+        for (double v : {e.a, e.b, e.c}) if (!(v >= 0.0 && v <= 1e18)) return false;   // NaN fails too
+        const Slots reads{e.reads, e.nreads}, writes{e.writes, e.nwrites};
+        switch (e.op) {
+            case EV_VECTOR: if (!(e.b > 0.0)) return false; vector(e.a, e.b, reads, writes); return true;
+            case EV_DMA: if (e.pipe != MTE2 && e.pipe != MTE3) return false;
+                dma(e.pipe, e.a, e.b, e.c != 0.0, reads, writes); return true;
+            case EV_SCALAR_ACCESS: if (e.nreads != 1) return false; scalar_access(e.reads[0], e.pipe != 0); return true;
+            case EV_GM_SCALAR: gm_scalar_access(e.a, e.pipe != 0); return true;
+            case EV_SCALAR: scalar(e.a); return true;
+            case EV_SET_FLAG: case EV_WAIT_FLAG:
+                if (e.pipe >= NPIPES || e.nreads != 2) return false;
+                if (e.op == EV_SET_FLAG) set_flag(e.pipe, e.reads[0], e.reads[1]); else wait_flag(e.pipe, e.reads[0], e.reads[1]);
+                return true;
+            case EV_BARRIER: barrier_all(); return true;
+            case EV_UNMODELLED: unmodelled(); return true;
+            default: return false;
+        }
+    }
 
     // A vector instruction over `bytes` of its widest operand, costing `weight` cycles per
     // 256-byte repeat (1 for add-class ops; more for transcendentals).
@@ -76,11 +133,18 @@ public:
     struct Slots { const int* p; size_t n; const int* begin() const { return p; } const int* end() const { return p + n; } };
 
     double vector(double bytes, double weight, Slots reads, Slots writes) {
+        if (forward_fd_ >= 0) { Event e = event(EV_VECTOR, 0, reads, writes); e.a = bytes; e.b = weight; send(e); return 0; }
         const double repeats = std::max(1.0, std::ceil(bytes / p_.vector_bytes_per_cycle));
         return issue(V, p_.vector_issue_cycles + repeats * weight, reads, writes);
     }
 
     double dma(int pipe, double rows, double row_bytes, bool gm_aligned_512, Slots reads, Slots writes) {
+        if (forward_fd_ >= 0) {
+            Event e = event(EV_DMA, pipe, reads, writes);
+            e.a = rows; e.b = row_bytes; e.c = gm_aligned_512 ? 1.0 : 0.0;
+            send(e);
+            return 0;
+        }
         const double bytes = rows * row_bytes;
         double eff = gm_aligned_512 ? 1.0 : p_.gm_unaligned_efficiency;
         if (row_bytes < p_.small_burst_bytes) eff *= std::max(0.125, row_bytes / p_.small_burst_bytes);
@@ -101,6 +165,7 @@ public:
 
     // A scalar read or write of UB (GetValue/SetValue): waits for the data, stalls issue.
     void scalar_access(int slot, bool write) {
+        if (forward_fd_ >= 0) { Event e = event(EV_SCALAR_ACCESS, write, Slots{&slot, 1}, Slots{nullptr, 0}); send(e); return; }
         SlotTimes& st = at(slot);
         double t = std::max(s_time_, st.ready);
         if (write) t = std::max(t, st.readers_done);
@@ -119,6 +184,7 @@ public:
     // A scalar access of GM: costed as a scalar access of UB (no data cache is modelled), its
     // bytes part of the core's GM traffic, so an element-by-element loop over GM is not free.
     void gm_scalar_access(double bytes, bool write) {
+        if (forward_fd_ >= 0) { Event e{}; e.op = EV_GM_SCALAR; e.pipe = write; e.a = bytes; send(e); return; }
         const double t = p_.scalar_access_cycles;
         s_time_ += t;
         cost_.busy[S] += t;
@@ -127,14 +193,20 @@ public:
     }
 
     // Plain scalar work (loop control, address arithmetic) attributed to the S pipe.
-    void scalar(double cycles) { s_time_ += cycles; cost_.busy[S] += cycles; }
+    void scalar(double cycles) {
+        if (forward_fd_ >= 0) { Event e{}; e.op = EV_SCALAR; e.a = cycles; send(e); return; }
+        s_time_ += cycles;
+        cost_.busy[S] += cycles;
+    }
 
     // SetFlag<src_dst>(id): remember when `src` has finished everything issued so far.
     void set_flag(int src, int event, int id) {
+        if (forward_fd_ >= 0) { forward_flag(EV_SET_FLAG, src, event, id); return; }
         flags_.push_back({event, id, src == S ? s_time_ : pipe_free_[src]});
     }
     // WaitFlag<src_dst>(id): `dst` (or the scalar unit) waits for that moment.
     void wait_flag(int dst, int event, int id) {
+        if (forward_fd_ >= 0) { forward_flag(EV_WAIT_FLAG, dst, event, id); return; }
         for (auto it = flags_.begin(); it != flags_.end(); ++it) {
             if (it->event == event && it->id == id) {
                 if (dst == S) s_time_ = std::max(s_time_, it->time);
@@ -147,12 +219,16 @@ public:
     // PipeBarrier<pipe>: pipes are in order, so only PIPE_ALL (all = -1 here) changes anything:
     // the scalar unit waits until every pipe is idle.
     void barrier_all() {
+        if (forward_fd_ >= 0) { Event e{}; e.op = EV_BARRIER; send(e); return; }
         double t = s_time_;
         for (double f : pipe_free_) t = std::max(t, f);
         s_time_ = t;
     }
 
-    void unmodelled() { ++cost_.unmodelled; }
+    void unmodelled() {
+        if (forward_fd_ >= 0) { Event e{}; e.op = EV_UNMODELLED; send(e); return; }
+        ++cost_.unmodelled;
+    }
 
     BlockCost finish() const {
         BlockCost c = cost_;
@@ -177,6 +253,25 @@ public:
     }
 
 private:
+    static Event event(EventOp op, int pipe, Slots reads, Slots writes) {
+        Event e{};
+        e.op = op;
+        e.pipe = static_cast<uint8_t>(pipe);
+        for (int r : reads) if (e.nreads < 8) e.reads[e.nreads++] = r;
+        for (int w : writes) if (e.nwrites < 4) e.writes[e.nwrites++] = w;
+        return e;
+    }
+    void forward_flag(EventOp op, int pipe, int event_id, int id) {
+        const int ids[2] = {event_id, id};
+        Event e = event(op, pipe, Slots{ids, 2}, Slots{nullptr, 0});
+        send(e);
+    }
+    // One write per event (smaller than PIPE_BUF, so atomic): nothing stays behind in this process.
+    void send(Event& e) {
+        e.seq = seq_++;
+        while (::write(forward_fd_, &e, sizeof e) < 0 && errno == EINTR) {}
+    }
+
     struct SlotTimes {
         double ready = 0, readers_done = 0;
         int writer = -1;        // the pipe of the last write
@@ -215,6 +310,8 @@ private:
     }
 
     Params p_;
+    int forward_fd_ = -1;       // >= 0 in a block process: calls become Events on this pipe
+    uint32_t seq_ = 0;
     double s_time_ = 0;
     double pipe_free_[NPIPES] = {0, 0, 0, 0};
     double last_end_ = 0;      // when the last instruction's effects landed

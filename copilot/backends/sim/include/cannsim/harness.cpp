@@ -31,6 +31,7 @@
 #include <linux/seccomp.h>
 #include <memory>
 #include <new>
+#include <poll.h>
 #include <string>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -383,6 +384,68 @@ static void enter_candidate_child(const char* phase, int64_t block, int cpu_seco
     forbid_fork();
 }
 
+// ---------------------------------------------------------------- a block's cost events
+// The block's own per-API vector counts (`"vec":{...}` of its record, for calibration refits; not
+// used in the estimate), as `,"vec":{...}` when present and well-formed, else empty.
+static std::string vector_counts(BlockRecord& r) {
+    r.cost[sizeof r.cost - 1] = 0;
+    const char* v = std::strstr(r.cost, "\"vec\":{");
+    if (!v) return "";
+    const char* end = std::strchr(v + 7, '}');
+    if (!end) return "";
+    for (const char* q = v + 7; q < end; ++q)
+        if (*q < 0x20 || *q > 0x7e || *q == '{') return "";
+    return "," + std::string(v, end + 1);
+}
+
+// The launcher's end of one block's event pipe: whole events are replayed into a timeline owned by
+// this process; a sequence gap, an invalid field, an event after the end or a torn event marks the
+// block's figures as untrusted.
+struct EventStream {
+    int fd = -1;
+    cannsim::cost::Timeline timeline;
+    uint32_t expect = 0;
+    bool ended = false, bad = false;
+    size_t have = 0;
+    alignas(cannsim::cost::Event) char buf[64 * sizeof(cannsim::cost::Event)];
+
+    void start(int read_fd, cannsim::cost::Params p, uint32_t block_dim) {
+        if (block_dim > 0 && static_cast<int>(block_dim) < p.active_cores) p.active_cores = static_cast<int>(block_dim);
+        fd = read_fd;
+        timeline.reset(p);
+        expect = 0;
+        ended = bad = false;
+        have = 0;
+    }
+    // Reads what is there; false at the end of the stream (closes it).
+    bool read_some() {
+        if (fd < 0) return false;
+        const ssize_t n = read(fd, buf + have, sizeof buf - have);
+        if (n < 0 && errno == EINTR) return true;
+        if (n <= 0) {
+            if (have) bad = true;   // a torn event
+            close(fd);
+            fd = -1;
+            return false;
+        }
+        have += static_cast<size_t>(n);
+        size_t off = 0;
+        for (; have - off >= sizeof(cannsim::cost::Event); off += sizeof(cannsim::cost::Event)) {
+            cannsim::cost::Event e;
+            std::memcpy(&e, buf + off, sizeof e);
+            if (bad) continue;
+            if (ended || e.seq != expect) { bad = true; continue; }
+            ++expect;
+            if (e.op == cannsim::cost::EV_END) ended = true;
+            else if (!timeline.apply(e)) bad = true;
+        }
+        std::memmove(buf, buf + off, have - off);
+        have -= off;
+        return true;
+    }
+    void drain() { while (read_some()) {} }
+};
+
 // ---------------------------------------------------------------- tiling (runs in a child)
 struct TilingShared {
     int done;
@@ -553,50 +616,91 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     }
     const uint32_t max_jobs = cannsim::mc::uses_sync_all() ? static_cast<uint32_t>(order.size())
                                                            : static_cast<uint32_t>(c.jobs > 0 ? c.jobs : 1);
+    // Each block forwards its cost events on a pipe of its own; this process replays them (the
+    // block's figures are computed here, never in the block's memory).
+    std::vector<EventStream> streams(block_dim);
+    const cannsim::cost::Params params = cannsim::cost::hooks().params;
     uint32_t next = 0, running = 0;
     bool stop = false;
     auto launch = [&](uint32_t i) {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0) { std::fprintf(result, "block %u events 3\n", i); stop = true; return; }
         fflush(nullptr);
         pid_t p = fork();
         if (p == 0) {
+            close(fds[0]);
+            for (const EventStream& other : streams) if (other.fd >= 0) close(other.fd);
             enter_candidate_child("kernel", i, c.block_cpu_seconds);
             cannsim::begin_block(i, block_dim);
+            cannsim::cost::hooks().timeline.forward_to(fds[1]);
             cannsim::cost::hooks().sink = g_records[i].cost;
             cannsim::cost::hooks().sink_cap = sizeof g_records[i].cost;
             cannsim_glue::call_entry(args.data());
             cannsim::end_block();
             fflush(nullptr);
+            cannsim::cost::hooks().timeline.forward_end();
             g_records[i].done = 1;
             _exit(0);
         }
+        close(fds[1]);
+        if (p < 0) { close(fds[0]); std::fprintf(result, "block %u events 3\n", i); stop = true; return; }
+        streams[i].start(fds[0], params, block_dim);
         pids[i] = p;
         ++running;
+    };
+    auto finish_block = [&](uint32_t i, int bst) {
+        --running;
+        cannsim::mc::block_ended(i);
+        EventStream& es = streams[i];
+        es.drain();   // the block is gone: what is left in its pipe is all there is
+        if (WIFEXITED(bst) && WEXITSTATUS(bst) == 0 && !g_records[i].done) {
+            std::fprintf(result, "block %u noend 0\n", i);
+        } else if (WIFEXITED(bst)) {
+            std::fprintf(result, "block %u exit %d\n", i, WEXITSTATUS(bst));
+            if (WEXITSTATUS(bst) == 0 && cannsim::cost::hooks().enabled) {
+                if (es.bad || !es.ended) {
+                    std::fprintf(result, "block %u events %d\n", i, es.bad ? 2 : 1);
+                } else {
+                    char buf[512];
+                    es.timeline.to_json(buf, sizeof buf, i);
+                    std::fprintf(result, "cost %u %s%s}\n", i, std::string(buf, std::strlen(buf) - 1).c_str(),
+                                 vector_counts(g_records[i]).c_str());
+                }
+            }
+        } else if (WIFSIGNALED(bst)) {
+            int sig = WTERMSIG(bst);
+            std::fprintf(result, "block %u signal %d %s\n", i, sig, signal_name(sig));
+            if (sig == SIGXCPU || sig == SIGKILL) stop = true;
+        }
     };
     const uint32_t to_run = static_cast<uint32_t>(order.size());
     while (next < to_run || running > 0) {
         while (!stop && next < to_run && running < max_jobs) launch(order[next++]);
         if (stop) for (uint32_t k = next; k < to_run; ++k) cannsim::mc::block_ended(order[k]);
         if (running == 0) break;
-        int bst = 0;
-        pid_t done = waitpid(-1, &bst, 0);
-        if (done < 0) break;
-        uint32_t i = 0;
-        while (i < block_dim && pids[i] != done) ++i;
-        if (i == block_dim) continue;
-        --running;
-        cannsim::mc::block_ended(i);
-        if (WIFEXITED(bst) && WEXITSTATUS(bst) == 0 && !g_records[i].done) {
-            std::fprintf(result, "block %u noend 0\n", i);
-        } else if (WIFEXITED(bst)) {
-            std::fprintf(result, "block %u exit %d\n", i, WEXITSTATUS(bst));
-            g_records[i].cost[sizeof g_records[i].cost - 1] = 0;
-            if (WEXITSTATUS(bst) == 0 && g_records[i].cost[0] == '{' && !std::strchr(g_records[i].cost, '\n'))
-                std::fprintf(result, "cost %u %s\n", i, g_records[i].cost);
-        } else if (WIFSIGNALED(bst)) {
-            int sig = WTERMSIG(bst);
-            std::fprintf(result, "block %u signal %d %s\n", i, sig, signal_name(sig));
-            if (sig == SIGXCPU || sig == SIGKILL) stop = true;
+        // Read the running blocks' events until one of them ends; a block whose pipe is closed (it
+        // is exiting, or closed it and lives on) is looked at every millisecond.
+        std::vector<pollfd> pfds;
+        std::vector<uint32_t> who;
+        bool closed_alive = false;
+        for (uint32_t i = 0; i < block_dim; ++i) {
+            if (pids[i] <= 0) continue;
+            if (streams[i].fd >= 0) { pfds.push_back({streams[i].fd, POLLIN, 0}); who.push_back(i); }
+            else closed_alive = true;
         }
+        if (poll(pfds.data(), pfds.size(), closed_alive || pfds.empty() ? 1 : -1) < 0 && errno != EINTR) break;
+        for (size_t k = 0; k < pfds.size(); ++k)
+            if (pfds[k].revents) streams[who[k]].read_some();
+        int bst = 0;
+        pid_t done;
+        while ((done = waitpid(-1, &bst, WNOHANG)) > 0) {
+            uint32_t i = 0;
+            while (i < block_dim && pids[i] != done) ++i;
+            if (i == block_dim) continue;
+            pids[i] = -1;
+            finish_block(i, bst);
+        }
+        if (done < 0 && errno == ECHILD && running > 0) break;
     }
     if (next < to_run) std::fprintf(result, "not_run %u\n", to_run - next);
     std::fprintf(result, "end ok\n");
