@@ -121,6 +121,34 @@ def test_the_scan_sees_through_splices_and_names_taken_by_address():
     assert not scan("AscendC::TPipe pipe; void f() { pipe.InitBuffer(q, 2, 32); }")
 
 
+@pytest.mark.parametrize("code", [
+    "void f() { uint32_t read = 3, n = read + 1; }",
+    "void f(uint32_t write) { x = write * 2; }",
+    "struct K { void g() { y = read; } uint32_t read; };",
+    "void f() { for (int write = 0; write < 4; ++write) { a[write] = 1; } }",
+    "void f() { auto& r = obj.read; obj->write(3); }",
+    "void f() { uint64_t read = 0; uint64_t *p = &read; }",
+    '#include "tiling/tiling_api.h"\nint x;',
+])
+def test_the_scan_allows_variables_named_read_or_write_and_the_tiling_api_header(code):
+    assert scan(code) == []
+
+
+@pytest.mark.parametrize("code", [
+    "void f() { read(0, p, 4); }",
+    "auto w = &write;",
+    "void f() { auto g = write; }",
+    "void f(int read) { } auto g = read;",
+    "void f() { { int write = 1; } auto g = write; }",
+    "void f() { for (int read = 0; read < 1; ++read) ; auto g = read; }",
+    "void f() { auto g = &pipe; }",
+    "void f() { ::write(1, p, 2); }",
+    "using ::write;",
+])
+def test_the_scan_refuses_the_system_functions_where_no_such_variable_is_in_scope(code):
+    assert [d.id for d in scan(code)] == ["SEC.SOURCE"]
+
+
 # ---------------------------------------------------------------- the compiler's sandbox
 
 @needs_root

@@ -30,7 +30,7 @@ HINT = ("a kernel uses the AscendC API only: no system calls, files, processes, 
 
 ALLOWED_INCLUDES = {
     "kernel_operator.h", "tiling/platform/platform_ascendc.h", "register/op_def_registry.h",
-    "register/tilingdata_base.h", "lib/matmul_intf.h",
+    "register/tilingdata_base.h", "lib/matmul_intf.h", "tiling/tiling_api.h",
     "cstdint", "cstddef", "cmath", "cstring", "climits", "cfloat", "type_traits", "algorithm", "limits",
     "utility", "array", "vector", "string", "map", "iterator", "numeric", "tuple", "initializer_list",
     "functional", "memory", "stdint.h", "math.h", "float.h", "limits.h", "cstdio",
@@ -42,7 +42,7 @@ INTERNAL = {"cannsim", "cannsim_glue", "cannsim_h", "cannsim_pch"}
 
 # Operating-system, process, file, loader and control-transfer names.
 SYSTEM = {
-    "open", "openat", "openat2", "creat", "close", "read", "write", "pread", "pwrite", "readv", "writev",
+    "open", "openat", "openat2", "creat", "close", "pread", "pwrite", "readv", "writev",
     "lseek", "dup", "dup2", "dup3", "pipe2", "fcntl", "ioctl", "mmap", "munmap", "mremap",
     "mprotect", "madvise", "brk", "sbrk", "truncate", "ftruncate", "unlink", "unlinkat", "rename",
     "renameat", "link", "symlink", "symlinkat", "mkfifo", "mknod", "chmod", "fchmod", "chown", "fchown",
@@ -64,8 +64,12 @@ SYSTEM = {
     "main",
 }
 
-# Also a common variable name (`TPipe pipe`): refused unless declared or used as an object.
-OBJECT_NAMES = {"pipe"}
+# Also common variable names (`TPipe pipe`, `uint32_t read`): allowed as a member (`x.read`), in a
+# declaration, and where a variable of that name declared earlier is in scope; refused otherwise
+# (a call, `&read` or `= write` with no such variable in scope names the system function).
+OBJECT_NAMES = {"pipe", "read", "write"}
+_NOT_A_TYPE = {"return", "case", "else", "throw", "new", "delete", "sizeof", "co_return", "co_yield", "goto",
+               "typedef", "using", "not", "and", "or", "operator", "do", "alignof", "decltype", "typeid"}
 
 # Implementation-reserved identifiers a kernel may use.
 RESERVED_OK = {"__aicore__", "__global__", "__gm__", "__ubuf__", "__inline__", "__restrict__", "__restrict",
@@ -96,6 +100,79 @@ def _line(text: str, pos: int) -> int:
 
 def _blank_keep_lines(s: str) -> str:
     return re.sub(r"[^\n]", " ", s)
+
+
+def _matching(code: str, opens: str, closes: str) -> dict[int, int]:
+    """Position of each opening bracket -> position of its closing one (the end for an unclosed one)."""
+    out, stack = {}, []
+    for i, ch in enumerate(code):
+        if ch == opens:
+            stack.append(i)
+        elif ch == closes and stack:
+            out[stack.pop()] = i
+    for i in stack:
+        out[i] = len(code)
+    return out
+
+
+class _ObjectNames:
+    """Where a variable named like a system function (OBJECT_NAMES) is in scope, lexically: from its
+    declaration to the end of the enclosing brace block (a class body: the whole body); a parameter or
+    a for-loop variable: to the end of the block or statement after the parentheses."""
+
+    def __init__(self, code: str):
+        self.code = code
+        self.braces = _matching(code, "{", "}")
+        self.parens = _matching(code, "(", ")")
+        self.scopes: dict[str, list[tuple[int, int]]] = {}
+        for m in re.finditer(r"\b(?:" + "|".join(sorted(OBJECT_NAMES)) + r")\b", code):
+            if self._declares(m.start(), m.end()) and not code[m.end():].lstrip().startswith("("):
+                self.scopes.setdefault(m.group(0), []).append(self._scope(m.start()))
+
+    def _declares(self, start: int, end: int) -> bool:
+        before = self.code[max(0, start - 60):start]
+        t = re.search(r"([A-Za-z0-9_]+|>)\s*[*&]*\s*$", before)
+        return bool(t) and t.group(1) not in _NOT_A_TYPE and not re.search(r"(?:\.|->|::)\s*$", before)
+
+    def _enclosing(self, pos: int, table: dict[int, int]) -> tuple[int, int] | None:
+        best = None
+        for o, c in table.items():
+            if o < pos < c and (best is None or o > best[0]):
+                best = (o, c)
+        return best
+
+    def _scope(self, pos: int) -> tuple[int, int]:
+        brace = self._enclosing(pos, self.braces)
+        paren = self._enclosing(pos, self.parens)
+        if paren and (brace is None or paren[0] > brace[0]):
+            rest = self.code[paren[1] + 1:]
+            head = re.match(r"(?:\s|\b(?:const|noexcept|override|final|mutable|volatile)\b)*", rest).end()
+            if rest[head:head + 1] in ("{", ":"):
+                body = self.code.find("{", paren[1] + 1 + head)
+                if body >= 0:
+                    return pos, self.braces.get(body, len(self.code))
+            stop = re.search(r"[;}]", rest)
+            return pos, paren[1] + 1 + (stop.start() if stop else len(rest))
+        if brace is None:
+            return pos, len(self.code)
+        head = self.code[max(0, brace[0] - 200):brace[0]]
+        if re.search(r"\b(?:class|struct|union)\s+[A-Za-z_]\w*[^;{}()]*$", head):
+            return brace[0], brace[1]   # a member: in scope in the whole body
+        return pos, brace[1]
+
+    def allowed(self, start: int, end: int) -> bool:
+        before = self.code[max(0, start - 60):start]
+        if re.search(r"(?:\.|->)\s*$", before):
+            return True                                   # a member of an object
+        if self._declares(start, end):
+            return True                                   # a declaration (a function's: calls stay refused)
+        after = self.code[end:].lstrip()
+        if after.startswith((".", "->", "[")):
+            return True                                   # used as an object (a function has no members)
+        if after.startswith("("):
+            return False                                  # a call of the system function
+        name = self.code[start:end]
+        return any(lo <= start <= hi for lo, hi in self.scopes.get(name, []))
 
 
 def scan(source: str) -> list[Diagnostic]:
@@ -148,6 +225,7 @@ def scan(source: str) -> list[Diagnostic]:
         refuse(_line(code, re.search(r"\\[uU][0-9A-Fa-f]", code).start()), "universal character names in code")
     if "_Pragma" in code:
         refuse(_line(code, code.find("_Pragma")), "_Pragma")
+    objects = _ObjectNames(code)
     for m in _IDENT.finditer(code):
         name = m.group(0)
         line = _line(code, m.start())
@@ -156,11 +234,7 @@ def scan(source: str) -> list[Diagnostic]:
         elif name in ASM:
             refuse(line, "inline assembly")
         elif name in OBJECT_NAMES:
-            before = code[:m.start()].rstrip()[-2:]
-            after = code[m.end():].lstrip()[:2]
-            declared = bool(re.search(r"[A-Za-z0-9_>*&]\s*$", code[max(0, m.start() - 40):m.start()])) \
-                and not re.search(r"\b(?:return|case)\s*$", code[max(0, m.start() - 40):m.start()])
-            if not (declared or before.endswith((".", "->")) or after.startswith((".", "->", "[", ";", ")", ","))):
+            if not objects.allowed(m.start(), m.end()):
                 refuse(line, f"the system/process/file name '{name}'")
         elif name in SYSTEM:
             refuse(line, f"the system/process/file name '{name}'")
