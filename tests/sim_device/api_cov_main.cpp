@@ -76,6 +76,94 @@ template <typename T> static void same_type(const std::string& op) {
     }
 }
 
+
+// ---- layout and normalization libraries (tiling fields from the arguments, as the host helpers set them) ----
+template <typename T> static bool library(const std::string& op) {
+    const bool tmp = has("st");
+    LocalTensor<uint8_t> t = at<uint8_t>("ot", "st");
+    if (op == "Pad") {
+        tiling::PadTiling pt; pt.srcHeight = (uint32_t)I("h"); pt.srcWidth = (uint32_t)I("w"); pt.srcOriWidth = (uint32_t)I("ow", I("w"));
+        PadParams pp{(uint16_t)I("left"), (uint16_t)I("right"), (int32_t)I("value")};
+        if (tmp) Pad(at<T>("od"), at<T>("o0"), pp, t, pt); else Pad(at<T>("od"), at<T>("o0"), pp, pt);
+    } else if (op == "UnPad") {
+        tiling::UnPadTiling ut; ut.srcHeight = (uint32_t)I("h"); ut.srcWidth = (uint32_t)I("w");
+        UnPadParams up{0, (uint16_t)I("right")};
+        if (tmp) UnPad(at<T>("od"), at<T>("o0"), up, t, ut); else UnPad(at<T>("od"), at<T>("o0"), up, ut);
+    } else if (op == "Broadcast") {
+        const uint32_t dsh[2] = {(uint32_t)I("d0"), (uint32_t)I("d1")}, ssh[2] = {(uint32_t)I("s0"), (uint32_t)I("s1")};
+        const long long dim = I("dim", 2), axis = I("axis", 1);
+        if (dim == 1) { if (tmp) Broadcast<T, 1, 0>(at<T>("od"), at<T>("o0"), dsh, ssh, t); else Broadcast<T, 1, 0>(at<T>("od"), at<T>("o0"), dsh, ssh); }
+        else if (axis == 0) { if (tmp) Broadcast<T, 2, 0>(at<T>("od"), at<T>("o0"), dsh, ssh, t); else Broadcast<T, 2, 0>(at<T>("od"), at<T>("o0"), dsh, ssh); }
+        else if (tmp) Broadcast<T, 2, 1>(at<T>("od"), at<T>("o0"), dsh, ssh, t);
+        else Broadcast<T, 2, 1>(at<T>("od"), at<T>("o0"), dsh, ssh);
+    } else if (op == "BroadcastRank") {
+        const uint32_t rank = (uint32_t)I("rank");
+        uint32_t dsh[9], ssh[9];
+        for (uint32_t i = 0; i < rank; ++i) {
+            dsh[i] = (uint32_t)I(("d" + std::to_string(i)).c_str());
+            ssh[i] = (uint32_t)I(("s" + std::to_string(i)).c_str());
+        }
+        BroadcastTiling bt;
+        GetBroadcastTilingInfo<T>(rank, dsh, ssh, false, bt);
+        Broadcast<T>(at<T>("od"), at<T>("o0"), dsh, ssh, &bt);
+    } else if (op == "BatchNorm") {
+        tiling::BatchNormTiling bt; bt.bLength = (uint32_t)I("b"); bt.sLength = (uint32_t)I("s"); bt.hLength = (uint32_t)I("h");
+        bt.originalBLength = (uint32_t)I("ob", I("b"));
+        const T eps = T((float)F("eps", 1e-5));
+        if (tmp) BatchNorm(at<T>("od"), at<T>("oi"), at<T>("o3"), at<T>("o0"), at<T>("o1"), at<T>("o2"), t, eps, bt);
+        else BatchNorm(at<T>("od"), at<T>("oi"), at<T>("o3"), at<T>("o0"), at<T>("o1"), at<T>("o2"), eps, bt);
+    } else if (op == "DeepNorm") {
+        tiling::DeepNormTiling dt; dt.bLength = (uint32_t)I("b"); dt.sLength = (uint32_t)I("s"); dt.hLength = (uint32_t)I("h");
+        dt.originalHLength = (uint32_t)I("oh", I("h"));
+        const T eps = T((float)F("eps", 1e-5)), alpha = T((float)F("alpha", 1.0));
+        if (tmp) DeepNorm(at<T>("od"), at<T>("oi"), at<T>("o5"), at<T>("o0"), at<T>("o1"), at<T>("o2"), at<T>("o3"), t, alpha, eps, dt);
+        else DeepNorm(at<T>("od"), at<T>("oi"), at<T>("o5"), at<T>("o0"), at<T>("o1"), at<T>("o2"), at<T>("o3"), alpha, eps, dt);
+    } else if (op == "GroupNorm") {
+        tiling::GroupNormTiling gt; gt.n = (uint32_t)I("n"); gt.c = (uint32_t)I("c"); gt.hw = (uint32_t)I("hw"); gt.g = (uint32_t)I("g");
+        const T eps = T((float)F("eps", 1e-5));
+        if (tmp) GroupNorm(at<T>("od"), at<T>("oi"), at<T>("o3"), at<T>("o0"), at<T>("o1"), at<T>("o2"), t, eps, gt);
+        else GroupNorm(at<T>("od"), at<T>("oi"), at<T>("o3"), at<T>("o0"), at<T>("o1"), at<T>("o2"), eps, gt);
+    } else if (op == "LayerNormGrad") {
+        tiling::LayerNormGradTiling lt; lt.bLength = (uint32_t)I("b"); lt.sLength = (uint32_t)I("s"); lt.hLength = (uint32_t)I("h");
+        lt.originalHLength = lt.hLength;
+        const T eps = T((float)F("eps", 1e-5));
+        if (tmp) LayerNormGrad(at<T>("od"), at<T>("oi"), at<T>("o0"), at<T>("o1"), at<T>("o2"), at<T>("o3"), at<T>("o4"), t, eps, lt);
+        else LayerNormGrad(at<T>("od"), at<T>("oi"), at<T>("o0"), at<T>("o1"), at<T>("o2"), at<T>("o3"), at<T>("o4"), eps, lt);
+    } else if (op == "LayerNormGradBeta") {
+        tiling::LayerNormGradBetaTiling lt; lt.bLength = (uint32_t)I("b"); lt.sLength = (uint32_t)I("s"); lt.hLength = (uint32_t)I("h");
+        if (tmp) LayerNormGradBeta(at<T>("od"), at<T>("oi"), at<T>("o0"), at<T>("o1"), t, lt);
+        else LayerNormGradBeta(at<T>("od"), at<T>("oi"), at<T>("o0"), at<T>("o1"), lt);
+    } else if (op == "WelfordUpdate") {
+        WelfordUpdateParam p{1, (uint32_t)I("ab"), (uint32_t)I("abc", I("ab")), (float)F("nrec", 1.0)};
+        static constexpr WelfordUpdateConfig inplace = {true};
+        if (I("inplace")) WelfordUpdate<T, float, false, inplace>(at<float>("od"), at<float>("oi"), at<float>("o1"), at<float>("o2"), at<T>("o0"), p);
+        else if (tmp) WelfordUpdate<T, float>(at<float>("od"), at<float>("oi"), at<float>("o1"), at<float>("o2"), at<T>("o0"), t, p);
+        else WelfordUpdate<T, float>(at<float>("od"), at<float>("oi"), at<float>("o1"), at<float>("o2"), at<T>("o0"), p);
+    } else if (op == "WelfordFinalize") {
+        WelfordFinalizePara p;
+        p.rnLength = (uint32_t)I("rn"); p.abLength = (uint32_t)I("ab"); p.headCount = (uint32_t)I("hc");
+        p.headCountLength = (uint32_t)I("hcl"); p.tailCount = (uint32_t)I("tc"); p.tailCountLength = (uint32_t)I("tcl");
+        p.abRec = (float)F("abrec"); p.rRec = (float)F("rrec"); p.rRecWithCorrection = (float)F("rrecc");
+        if (I("counts") && tmp) WelfordFinalize(at<float>("od"), at<float>("oi"), at<float>("o0"), at<float>("o1"), at<int32_t>("o2"), t, p);
+        else if (I("counts")) WelfordFinalize(at<float>("od"), at<float>("oi"), at<float>("o0"), at<float>("o1"), at<int32_t>("o2"), p);
+        else if (tmp) WelfordFinalize(at<float>("od"), at<float>("oi"), at<float>("o0"), at<float>("o1"), t, p);
+        else WelfordFinalize(at<float>("od"), at<float>("oi"), at<float>("o0"), at<float>("o1"), p);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+// Fill writes GM before any UB buffer exists: a host array of `n` elements stands for GM.
+template <typename T> static void fill_gm() {
+    std::vector<T> gm((size_t)I("n"), T(0));
+    GlobalTensor<T> g;
+    g.SetGlobalBuffer(gm.data(), (uint64_t)I("n"));
+    Fill(g, (uint64_t)I("size"), T((float)F("value")));
+    for (const T& v : gm) std::printf("%g ", (double)(float)v);
+    std::printf("\n");
+}
+
 static void system_queries() {
     std::printf("block=%d\n", (int)GetDataBlockSizeInBytes());
     std::printf("icache=%lld\n", (long long)GetICachePreloadStatus());
@@ -93,6 +181,7 @@ static void system_queries() {
 static void dispatch() {
     const std::string op = A["op"], dt = A["dt"], st = has("st") ? A["st"] : dt;
     if (op == "system") { system_queries(); return; }
+    if (op == "Fill") return;   // run before InitBuffer in main
     if (op == "AddReluCast" || op == "SubReluCast" || op == "MulCast") {
         if (dt == "int8" && st == "half") return fused<int8_t, half>(op);
         if (dt == "uint8" && st == "half") return fused<uint8_t, half>(op);
@@ -108,6 +197,12 @@ static void dispatch() {
         else AddDeqRelu(d, a, b, (int32_t)I("n"));
         return;
     }
+    if (dt == "half" && library<half>(op)) return;
+    if (dt == "float" && library<float>(op)) return;
+    if (dt == "int16" && library<int16_t>(op)) return;
+    if (dt == "int32" && library<int32_t>(op)) return;
+    if (dt == "uint8" && library<uint8_t>(op)) return;
+    if (dt == "int8" && library<int8_t>(op)) return;
     if (dt == "half") return same_type<half>(op);
     if (dt == "float") return same_type<float>(op);
     if (dt == "int16") return same_type<int16_t>(op);
@@ -130,6 +225,13 @@ int main(int argc, char** argv) {
     cannsim::configure_chip(c);
     cannsim::set_diag_fd(2);
     cannsim::begin_block(0, 1);
+    if (A["op"] == "Fill") {
+        if (A["dt"] == "float") fill_gm<float>(); else if (A["dt"] == "int32") fill_gm<int32_t>(); else fill_gm<half>();
+        if (I("after_init")) {
+            TPipe p2; TBuf<TPosition::VECCALC> b2; p2.InitBuffer(b2, 1024);
+            if (A["dt"] == "float") fill_gm<float>(); else fill_gm<half>();
+        }
+    }
     std::ifstream fin(A["arena"], std::ios::binary);
     std::vector<uint8_t> host((std::istreambuf_iterator<char>(fin)), {});
     const uint32_t bytes = static_cast<uint32_t>((host.size() + 31) / 32 * 32);
