@@ -3,8 +3,9 @@
 The sim evaluator runs g++ and the emulator as subprocesses, but its own Python (source scans,
 chip-profile parsing, inputs, the fp64 oracle, the cost model) runs in whatever process calls it.
 In the TUI that is the app's process: every long Python stretch there delays the next key press.
-`ProcessEvaluator` keeps the `Evaluator` interface and hands each candidate to a small pool of
-spawned workers, each holding its own `SimEvaluator` and task (loaded once per worker).
+`ProcessEvaluator` keeps the `Evaluator` interface (with `confirm`, the winner's full re-run) and
+hands each candidate to a small pool of spawned workers, each holding its own `SimEvaluator` and
+task (loaded once per worker).
 
 Closing sets a shared event; each worker has a thread waiting on it that ends the worker at once,
 so quitting mid-round never waits for an evaluation to finish.
@@ -50,6 +51,10 @@ def _evaluate(candidate):
     return _evaluator.evaluate_sync(_task, candidate)
 
 
+def _confirm(candidate):
+    return _evaluator.confirm(_task, candidate)
+
+
 # ---- in the app ---------------------------------------------------------------------------
 
 class ProcessEvaluator:
@@ -70,6 +75,14 @@ class ProcessEvaluator:
         self._futures.add(future)
         future.add_done_callback(self._futures.discard)
         return await asyncio.wrap_future(future)
+
+    def confirm(self, task, candidate):
+        """The winner re-run in full before it is reported (`SimEvaluator.confirm`), in a worker.
+        Blocks the calling thread: the engine calls it off the event loop (`asyncio.to_thread`)."""
+        future = self._pool.submit(_confirm, candidate)
+        self._futures.add(future)
+        future.add_done_callback(self._futures.discard)
+        return future.result()
 
     def running(self) -> int:
         """Evaluations a worker has taken up (not those waiting for a free worker)."""

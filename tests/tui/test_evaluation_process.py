@@ -60,3 +60,17 @@ async def test_a_worker_gives_the_in_process_verdict_and_close_ends_the_workers(
     done, _ = await asyncio.wait({running}, timeout=60)
     assert done, "an evaluation in flight was left hanging by close()"
     assert isinstance(running.exception(), BrokenProcessPool)       # abandoned, and said so
+
+
+def test_the_winner_is_confirmed_in_a_worker_as_in_process():
+    """The engine re-runs the winner in full through `confirm` before reporting it; the TUI's
+    evaluator has it too, with the in-process verdict (relu: performance cases to re-run)."""
+    task = load_task("relu")
+    refused = Candidate("r1-c1", REFUSED, 1, "human")
+    pe = ProcessEvaluator(str(task.path), chip="910B2", workers=1)
+    try:
+        got = pe.confirm(task, refused)
+    finally:
+        pe.close()
+    assert got == SimEvaluator(chip="910B2").confirm(task, refused)
+    assert got.status == "build_failed"
