@@ -1,17 +1,21 @@
 """Run one case of a built candidate in the sandbox and turn what happened into Diagnostics.
 
-Inputs and outputs move through files in a private run directory; the launcher maps them as GM
-(MAP_SHARED, guard pages on both sides). This process never loads candidate code.
+Inputs and outputs move through sealed memfds (anonymous shared memory, no path) that the launcher
+inherits and maps as GM (MAP_SHARED, guard pages on both sides). This process never loads candidate
+code.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
+import mmap
 import os
 import shutil
 import struct
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +28,8 @@ from copilot.chips import ChipProfile, load_chip
 from copilot.diagnostics import Diagnostic
 from copilot.dtypes import dtype as lookup_dtype
 from copilot.errors import BadInput
-from copilot.sandbox import Limits, UnsafeFile, prepare_workdir, read_regular, run_sandboxed, run_uid
+from copilot.sandbox import (Limits, UnsafeFile, prepare_workdir, read_regular, run_sandboxed, run_uid,
+                             sandbox_capabilities)
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 GE_CODES = {"DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UINT8": 4, "DT_INT16": 6,
@@ -70,28 +75,99 @@ def _pad_for(nbytes: int) -> int:
     return ((PAGE - nbytes % PAGE) % PAGE) // 32 * 32
 
 
-def _write_tensor(path: Path, t: torch.Tensor | None, nbytes: int) -> int:
+def _gm_size(pad: int, nbytes: int) -> int:
+    return max(PAGE, math.ceil((pad + nbytes) / PAGE) * PAGE)
+
+
+class _GmPool:
+    """Sealed GM memfds kept between the runs of this process, by size. Allocating shmem pages costs
+    about as much as writing them again (docs/sim-backend.md, throughput), so a case of a size seen
+    before reuses the pages. Only where the sandbox has a pid namespace: when a run ends every one of
+    its processes is gone, so nothing can still write a buffer that is handed to the next run."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.idle: list[tuple[int, int]] = []     # (size, fd), oldest first
+
+    @staticmethod
+    def cap() -> int:
+        if not sandbox_capabilities()["pid_mount_ipc_namespaces"]:
+            return 0
+        return int(os.environ.get("CANNPILOT_SIM_GM_POOL_BYTES", str(GM_POOL_BYTES)))
+
+    def take(self, size: int) -> int | None:
+        with self.lock:
+            for k, (s, fd) in enumerate(self.idle):
+                if s == size:
+                    del self.idle[k]
+                    return fd
+        return None
+
+    def give_back(self, buffers: list[tuple[int, int]]) -> None:
+        cap = self.cap()
+        with self.lock:
+            self.idle += [(s, fd) for s, fd in buffers if s <= cap]
+            closing = [fd for s, fd in buffers if s > cap]
+            while sum(s for s, _ in self.idle) > cap:
+                closing.append(self.idle.pop(0)[1])
+        for fd in closing:
+            os.close(fd)
+
+
+GM_POOL_BYTES = 512 << 20       # idle GM kept for the next runs of this process
+_gm_pool = _GmPool()
+
+
+def _gm_memfd(t: torch.Tensor | None, nbytes: int, output: bool = False) -> tuple[int, int, int]:
+    """(descriptor, pad, size): a memfd of `size` bytes holding `t` `pad` bytes in and zeros
+    around it (all zeros when `t` is None), sealed at its size so that nothing can shrink it under
+    the parent's read-back mapping. An `output`'s data is poisoned by the launcher instead."""
     pad = _pad_for(nbytes)
-    with open(path, "wb") as f:
-        f.truncate(max(PAGE, math.ceil((pad + nbytes) / PAGE) * PAGE))
+    size = _gm_size(pad, nbytes)
+    fd = _gm_pool.take(size) if t is not None or output else None
+    if fd is not None:                     # reused: zero what the data does not cover
+        os.pwrite(fd, bytes(pad), 0)
+        os.pwrite(fd, bytes(size - pad - nbytes), pad + nbytes)
+    else:
+        fd = os.memfd_create("cannsim-gm", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        if os.fstat(fd).st_size != size:
+            os.ftruncate(fd, size)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
         if t is not None and nbytes:
-            f.seek(pad)
-            _np_view(t).tofile(f)
-    return pad
+            view, done = memoryview(_np_view(t)).cast("B"), 0
+            while done < nbytes:           # one copy, straight into the shared pages
+                done += os.pwrite(fd, view[done:done + (1 << 30)], pad + done)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, pad, size
 
 
-def _read_tensor(path: Path, pad: int, spec: OutputSpec, owners: set[int] | None = None) -> tuple[torch.Tensor, int]:
-    """The output tensor and how many of its bytes differ from the poison the launcher wrote
-    (0xFF), read through `read_regular` (the file must be the regular file of its size)."""
+POISON_CHUNK = 1 << 20      # bytes compared at a time (the comparison stays in cache)
+
+
+def _read_tensor(fd: int, pad: int, spec: OutputSpec) -> tuple[torch.Tensor, int]:
+    """The output tensor in the memfd `fd` and how many of its bytes differ from the poison the
+    launcher wrote (0xFF)."""
     dt = lookup_dtype(spec.dtype)
     n = math.prod(spec.shape)
     np_dtype = np.int16 if dt.torch == torch.bfloat16 else torch.empty(0, dtype=dt.torch).numpy().dtype
     nbytes = n * np.dtype(np_dtype).itemsize
-    size = max(PAGE, math.ceil((pad + nbytes) / PAGE) * PAGE)
-    raw = read_regular(path, size, owners, exact_size=size)
-    data = np.frombuffer(raw, dtype=np.uint8, count=nbytes, offset=pad)
-    written = int(np.count_nonzero(data != 0xFF))
-    arr = data.view(np_dtype).copy()
+    size = _gm_size(pad, nbytes)
+    if os.fstat(fd).st_size != size:
+        raise UnsafeFile(f"{spec.name}: {os.fstat(fd).st_size} bytes of GM where {size} were mapped")
+    arr = np.empty(n, dtype=np_dtype)
+    written = 0
+    if nbytes:
+        with mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ) as m:
+            data = np.frombuffer(m, dtype=np.uint8, count=nbytes, offset=pad)
+            out = arr.view(np.uint8)
+            for lo in range(0, nbytes, POISON_CHUNK):
+                chunk = data[lo:lo + POISON_CHUNK]
+                out[lo:lo + POISON_CHUNK] = chunk
+                written += int(np.count_nonzero(chunk != 0xFF))
+            del data, chunk
     t = torch.from_numpy(arr)
     if dt.torch == torch.bfloat16:
         t = t.view(torch.bfloat16)
@@ -326,6 +402,7 @@ def _gm_bytes_out(cost_line: str) -> float:
 def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, chip, limits, block_cpu: int,
             jobs: int, sample_blocks: bool, count_only: bool, timing: bool) -> Run:
     result_fd = -1
+    gm_fds: list[tuple[int, int]] = []   # (size, fd): inputs' then outputs' memfds, inherited by the launcher
     try:
         from copilot.costmodel import cost_params
 
@@ -338,10 +415,12 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         for i, (spec, t) in enumerate(zip(task.inputs, inputs)):
             dt = lookup_dtype(str(t.dtype).replace("torch.", ""))
             nbytes = t.numel() * dt.itemsize
-            if count_only:             # anonymous GM in the launcher: same padding, no file
+            if count_only:             # anonymous GM in the launcher: same padding, no memfd
                 pad, name = _pad_for(nbytes), "-"
-            else:                      # meta tensors (shapes only): the file stays sparse zeros
-                pad, name = _write_tensor(workdir / f"in{i}.bin", None if t.is_meta else t, nbytes), f"in{i}.bin"
+            else:                      # meta tensors (shapes only): the memfd stays zeros
+                fd, pad, size = _gm_memfd(None if t.is_meta else t, nbytes)
+                gm_fds.append((size, fd))
+                name = f"fd:{fd}"
             gm_bytes += nbytes
             lines.append(f"input {spec.name} {GE_CODES[dt.ge]} {t.dim()} {' '.join(map(str, t.shape))} "
                          f"{name} {pad} {nbytes}")
@@ -352,7 +431,9 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
             if count_only:
                 pad, name = _pad_for(nbytes), "-"
             else:
-                pad, name = _write_tensor(workdir / f"out{i}.bin", None, nbytes), f"out{i}.bin"
+                fd, pad, size = _gm_memfd(None, nbytes, output=True)
+                gm_fds.append((size, fd))
+                name = f"fd:{fd}"
             out_pads.append(pad)
             gm_bytes += nbytes
             lines.append(f"output {spec.name} {GE_CODES[dt.ge]} {len(spec.shape)} "
@@ -372,15 +453,13 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
             os.link(build.artifact, exe)
         except OSError:
             shutil.copy2(build.artifact, exe)
-        data_files = [f"in{i}.bin" for i in range(len(inputs)) if not count_only] + \
-                     [f"out{i}.bin" for i in range(len(outputs)) if not count_only]
-        prepare_workdir(workdir, uid, data_files + ["diag.jsonl"])
+        prepare_workdir(workdir, uid, ["diag.jsonl"])
         lim = Limits(wall_seconds=limits.wall_seconds, cpu_seconds=limits.cpu_seconds,
                      address_space_bytes=max(limits.address_space_bytes, (2 << 30) + 3 * gm_bytes),
                      processes=limits.processes + jobs, file_bytes=limits.file_bytes,
                      memory_bytes=limits.memory_bytes + 3 * gm_bytes)
         t0 = time.perf_counter()
-        res = run_sandboxed(["./harness", "case.txt"], workdir, lim, uid=uid, pass_fds=(result_fd,))
+        res = run_sandboxed(["./harness", "case.txt"], workdir, lim, uid=uid, pass_fds=(result_fd, *(fd for _, fd in gm_fds)))
         wall = time.perf_counter() - t0
         owners = {uid, os.getuid()}
         integrity: list[Diagnostic] = []
@@ -425,13 +504,14 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         outs, written = [], 0
         if not count_only:
             try:
+                out_fds = gm_fds[len(gm_fds) - len(outputs):]
                 for i, spec in enumerate(outputs):
-                    t, w = _read_tensor(workdir / f"out{i}.bin", out_pads[i], spec, owners)
+                    t, w = _read_tensor(out_fds[i][1], out_pads[i], spec)
                     outs.append(t)
                     written += w
             except UnsafeFile as e:
                 outs = []
-                untrusted("an output file", e)
+                untrusted("an output GM buffer", e)
         cost_lines = [result["costs"][b] for b in sorted(result["costs"])]
         if timing and not count_only and outs and result["end"] == "ok":
             api_bytes = sum(_gm_bytes_out(x) for x in cost_lines)
@@ -456,3 +536,4 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
     finally:
         if result_fd >= 0:
             os.close(result_fd)
+        _gm_pool.give_back(gm_fds)
