@@ -43,7 +43,7 @@ needs_root = pytest.mark.skipif(not (ROOT and CAPS["pid_mount_ipc_namespaces"] a
                                 reason="the uid and namespace layers need root (as in CI)")
 
 # Attacks the source scan refuses (check and the evaluator share it).
-SCANNED = ["asm_syscall", "cost_reset", "diag_flood", "event_suppress", "forged_cost_exit", "include_dev_zero", "include_secret",
+SCANNED = ["asm_syscall", "cost_reset", "ctor_system", "diag_flood", "event_suppress", "forged_cost_exit", "include_dev_zero", "include_secret",
            "paste_internals", "preinit_daemon", "report_injection", "rival_attack", "static_init_fork",
            "tamper_rundir", "timing_probe"]
 # Attacks written in plain AscendC/C++ that pass it: the later layers stop them.
@@ -278,6 +278,13 @@ def test_code_before_the_filter_leaves_nothing_behind(relu, case):
     assert r.ok, [(d.id, d.message) for d in r.diagnostics]
     time.sleep(0.2)     # the namespace's processes are reaped by the kernel, not by us
     assert _processes_named("cp-rt-daemon") == []
+
+
+def test_constructors_and_preinit_entries_run_after_the_syscall_filter(relu, case):
+    r = _unscanned("ctor_system", relu, case)
+    assert "preinit seccomp 2" in r.stdout and "ctor seccomp 2" in r.stdout, r.stdout[-500:]
+    assert "shell-ran" not in r.stdout
+    assert r.ok, [(d.id, d.message) for d in r.diagnostics]
 
 
 @needs_root

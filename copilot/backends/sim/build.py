@@ -536,7 +536,9 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
     os.replace(tu_tmp, tu)   # atomic: a concurrent build of the same key keeps reading a whole file
     out_dir = Path(tempfile.mkdtemp(prefix=f"out{os.getpid()}-", dir=bdir))
     tmp_exe = out_dir / "harness"
-    cmd = [GXX, *flags, *_inc_flags(pch_dir), str(tu), *([str(harness_obj)] if harness_obj else []),
+    # The launcher object first: its .preinit_array entry (the syscall filter) then runs before any of the
+    # candidate's.
+    cmd = [GXX, *flags, *_inc_flags(pch_dir), *([str(harness_obj)] if harness_obj else []), str(tu),
            "-o", str(tmp_exe)]
     readable = [bdir, *include_dirs(), *([pch_dir] if pch_dir else []),
                 *([harness_obj.parent] if harness_obj and harness_obj.parent != pch_dir else [])]

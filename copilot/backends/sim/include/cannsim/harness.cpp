@@ -10,13 +10,13 @@
 // Usage: harness CASE_FILE. Reads the case description (chip, tensors, attrs), runs the candidate's
 // optiling::TilingFunc in a child, maps the GM buffers MAP_SHARED with guard pages, forks one child
 // per block (begin_block, entry, end_block), and writes result.txt and diag.jsonl in the cwd.
-// A tensor's data is "fd:N", an inherited memfd of the runner's (shmem: no page-cache dirty
-// tracking, no path), closed once mapped; a file path; or "-" for anonymous zero-filled GM
-// (count-only runs: nothing reads or writes its data, and untouched pages cost nothing).
+// A tensor whose file is "-" gets anonymous zero-filled GM (count-only runs: nothing reads or
+// writes its data, so no file is written, and untouched pages cost nothing).
 // Candidate code never runs without the syscall filter: execve, sockets and namespace calls are
-// refused for the whole process (the filter's constructor has priority 101, so it runs before the
-// default-priority static initialisers of the candidate's object), and fork/clone kill the tiling and
-// block children.
+// refused for the whole process (the filter is installed from this object's .preinit_array entry,
+// and the runner links this object first, so it runs before any .preinit_array entry, constructor
+// or static initialiser of the candidate's object, whatever its priority), and fork/clone kill the
+// tiling and block children.
 #include <cerrno>
 #include <csignal>
 #include <cstdarg>
@@ -27,6 +27,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <initializer_list>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -69,25 +70,34 @@ constexpr size_t kTilingCapacity = 64 * 1024;
 
 static bool g_filter_ok = false;
 
-static bool install_filter(const std::vector<long>& kill, const std::vector<long>& eperm,
-                           const std::vector<long>& enosys) {
+// Syscall numbers per action, and the filter built from them: fixed-size, no allocation (the base
+// filter is installed before the C++ runtime has started).
+struct SyscallList {
+    long nr[40];
+    size_t n = 0;
+    SyscallList(std::initializer_list<long> l) { for (long x : l) if (n < 40) nr[n++] = x; }
+    void add(long x) { if (n < 40) nr[n++] = x; }
+};
+
+static bool install_filter(const SyscallList& kill, const SyscallList& eperm, const SyscallList& enosys) {
 #ifdef CANNSIM_AUDIT_ARCH
-    std::vector<sock_filter> f;
-    f.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)));
-    f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CANNSIM_AUDIT_ARCH, 1, 0));
-    f.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
-    f.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
-    auto add = [&](const std::vector<long>& nrs, uint32_t action) {
-        for (long nr : nrs) {
-            f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 1));
-            f.push_back(BPF_STMT(BPF_RET | BPF_K, action));
+    sock_filter f[8 + 2 * 120];
+    size_t n = 0;
+    f[n++] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+    f[n++] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CANNSIM_AUDIT_ARCH, 1, 0);
+    f[n++] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+    f[n++] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    auto add = [&](const SyscallList& nrs, uint32_t action) {
+        for (size_t i = 0; i < nrs.n; ++i) {
+            f[n++] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nrs.nr[i]), 0, 1);
+            f[n++] = BPF_STMT(BPF_RET | BPF_K, action);
         }
     };
     add(kill, SECCOMP_RET_KILL_PROCESS);
     add(eperm, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
     add(enosys, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
-    f.push_back(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-    sock_fprog prog{static_cast<unsigned short>(f.size()), f.data()};
+    f[n++] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    sock_fprog prog{static_cast<unsigned short>(n), f};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return false;
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
 #else
@@ -96,11 +106,12 @@ static bool install_filter(const std::vector<long>& kill, const std::vector<long
 #endif
 }
 
-// Whole process, before any candidate static initialiser runs.
-__attribute__((constructor(101))) static void install_base_filter() {
-    std::vector<long> kill = {SYS_execve, SYS_execveat, SYS_ptrace, SYS_process_vm_writev,
-                              SYS_process_vm_readv};
-    std::vector<long> eperm = {SYS_socket, SYS_socketpair, SYS_connect, SYS_bind, SYS_listen,
+// Whole process, before any candidate code: the first entry of the executable's .preinit_array
+// (the dynamic loader runs those before every constructor and static initialiser).
+static void install_base_filter(int, char**, char**) {
+    SyscallList kill = {SYS_execve, SYS_execveat, SYS_ptrace, SYS_process_vm_writev,
+                        SYS_process_vm_readv};
+    SyscallList eperm = {SYS_socket, SYS_socketpair, SYS_connect, SYS_bind, SYS_listen,
                                SYS_accept, SYS_accept4, SYS_setsid, SYS_setpgid, SYS_unshare,
                                SYS_setns, SYS_mount, SYS_umount2, SYS_chroot, SYS_pivot_root,
                                SYS_keyctl, SYS_add_key, SYS_request_key, SYS_bpf,
@@ -108,19 +119,21 @@ __attribute__((constructor(101))) static void install_base_filter() {
                                SYS_finit_module, SYS_reboot, SYS_kexec_load};
     g_filter_ok = install_filter(kill, eperm, {});
 }
+__attribute__((section(".preinit_array"), used)) static void (*const g_install_base_filter)(int, char**, char**) =
+    install_base_filter;
 
 // Tiling and block children: no new processes or threads.
 static void forbid_fork() {
-    std::vector<long> kill = {SYS_clone};
+    SyscallList kill = {SYS_clone};
 #ifdef SYS_fork
-    kill.push_back(SYS_fork);
+    kill.add(SYS_fork);
 #endif
 #ifdef SYS_vfork
-    kill.push_back(SYS_vfork);
+    kill.add(SYS_vfork);
 #endif
-    std::vector<long> enosys;
+    SyscallList enosys = {};
 #ifdef SYS_clone3
-    enosys.push_back(SYS_clone3);
+    enosys.add(SYS_clone3);
 #endif
     install_filter(kill, {}, enosys);
 }
@@ -265,25 +278,18 @@ static size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 // Maps `fd` (or anonymous shared memory when fd < 0) so that the data of `nbytes`, starting `pad`
-// bytes into the mapping, ends within 32 bytes of a PROT_NONE guard page. `populate`: map the
-// pages writable now, in one call, instead of one write fault per page (the output poison writes
-// every one of them).
-static bool map_gm(const std::string& name, int fd, uint64_t pad, uint64_t nbytes, GmBuffer& out,
-                   bool populate = false) {
+// bytes into the mapping, ends within 32 bytes of a PROT_NONE guard page.
+static bool map_gm(const std::string& name, int fd, uint64_t pad, uint64_t nbytes, GmBuffer& out) {
     size_t ps = page_size();
     size_t body = round_up(pad + nbytes == 0 ? 1 : pad + nbytes, ps);
     size_t total = body + 2 * ps;
     void* r = mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (r == MAP_FAILED) return false;
     uint8_t* base = static_cast<uint8_t*>(r);
-    const int flags = MAP_SHARED | MAP_FIXED;
     void* m;
-    if (fd >= 0) m = mmap(base + ps, body, PROT_READ | PROT_WRITE, flags, fd, 0);
-    else m = mmap(base + ps, body, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS, -1, 0);
+    if (fd >= 0) m = mmap(base + ps, body, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    else m = mmap(base + ps, body, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) { munmap(r, total); return false; }
-#ifdef MADV_POPULATE_WRITE
-    if (populate) (void)madvise(m, body, MADV_POPULATE_WRITE);   // older kernels: faults as usual
-#endif
     out.name = name;
     out.region = base;
     out.region_len = total;
@@ -510,21 +516,19 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
 
     cannsim::set_count_only(c.count_only);
 
-    // GM buffers: the runner's memfds ("fd:N"), files, or anonymous memory for "-".
+    // GM buffers: inputs and outputs are the run directory's files (or anonymous memory for "-").
     std::vector<uint8_t*> args;
     for (const auto& t : c.tensors) {
         const bool anonymous = t.path == "-";
-        const bool inherited = t.path.rfind("fd:", 0) == 0;
-        int fd = anonymous ? -1 : inherited ? std::atoi(t.path.c_str() + 3) : open(t.path.c_str(), O_RDWR | O_CLOEXEC);
+        int fd = anonymous ? -1 : open(t.path.c_str(), O_RDWR | O_CLOEXEC);
         GmBuffer b;
-        const bool poison = t.is_output && !c.count_only;
-        if ((!anonymous && fd < 0) || !map_gm(t.name, fd, t.pad, t.nbytes, b, poison)) {
+        if ((!anonymous && fd < 0) || !map_gm(t.name, fd, t.pad, t.nbytes, b)) {
             std::fprintf(stderr, "harness: cannot map %s\n", t.path.c_str());
             return 3;
         }
         if (fd >= 0) close(fd);
         // Poison outputs: NaN for floats, -1 for ints. Count-only runs never read them back.
-        if (poison) std::memset(b.data, 0xFF, t.nbytes);
+        if (t.is_output && !c.count_only) std::memset(b.data, 0xFF, t.nbytes);
         g_gm.push_back(b);
         args.push_back(b.data);
         cannsim::register_gm_buffer(b.data, t.nbytes, t.name.c_str());
