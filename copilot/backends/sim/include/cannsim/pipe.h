@@ -351,6 +351,13 @@ inline void PipeBarrier(CANNSIM_LOC) {
 
 inline int64_t GetBlockIdx() { return cannsim::detail::state().block_idx; }
 inline int64_t GetBlockNum() { return cannsim::detail::state().block_num; }
+// The user part of a kernel's workspace: CANN puts the library's system workspace at its front,
+// of the size the host asks for with PlatformAscendC::GetLibApiWorkSpaceSize() (same rule here).
+inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) {
+    if (workspace == nullptr) return nullptr;
+    const int a = cannsim::arch();
+    return workspace + (a == 2201 || a == 3510 ? 16u * 1024 * 1024 : 2u * 1024 * 1024);
+}
 inline int64_t GetSubBlockIdx() { return 0; }
 inline int64_t GetSubBlockNum() { return 1; }
 inline int64_t GetTaskRation() { return 1; }
