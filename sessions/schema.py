@@ -157,8 +157,37 @@ CREATE TABLE events (
 CREATE INDEX events_by_session ON events (session_id, seq);
 """
 
+# Teaching mode (copilot/learn): one row per learner and lesson, and every graded attempt.
+_V2 = """
+CREATE TABLE lesson_progress (
+    learner        TEXT NOT NULL,
+    lesson         TEXT NOT NULL,                     -- the lesson's folder name, e.g. 01-first-kernel
+    opened_at      REAL NOT NULL,
+    updated_at     REAL NOT NULL,
+    passed         INTEGER NOT NULL DEFAULT 0,
+    passed_at      REAL,
+    attempts       INTEGER NOT NULL DEFAULT 0,        -- gradings
+    hints_used     INTEGER NOT NULL DEFAULT 0,        -- highest hint level shown (0-3)
+    solution_shown INTEGER NOT NULL DEFAULT 0,
+    seconds        REAL NOT NULL DEFAULT 0,           -- time spent with the lesson open
+    code           TEXT,                              -- the learner's latest code (resume)
+    PRIMARY KEY (learner, lesson)
+) WITHOUT ROWID;
+
+CREATE TABLE lesson_attempts (
+    id        INTEGER PRIMARY KEY,
+    learner   TEXT NOT NULL,
+    lesson    TEXT NOT NULL,
+    at        REAL NOT NULL,
+    passed    INTEGER NOT NULL,
+    rules     TEXT NOT NULL DEFAULT '[]',             -- JSON: the constraint ids reported
+    time_us   REAL                                    -- cost-model estimate, when correct
+);
+CREATE INDEX lesson_attempts_by_lesson ON lesson_attempts (learner, lesson);
+"""
+
 # Ordered: index i migrates version i -> i + 1.
-MIGRATIONS: list[str] = [_V1]
+MIGRATIONS: list[str] = [_V1, _V2]
 
 
 def code_version() -> int:

@@ -1,0 +1,5 @@
+import torch
+
+
+def lesson_add(x, y):
+    return x + y

@@ -1,0 +1,5 @@
+import torch
+
+
+def lesson_scale(x):
+    return x * 2

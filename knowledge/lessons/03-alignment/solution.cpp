@@ -1,0 +1,102 @@
+// Lesson 3 reference: y = max(x, 0) for any length; the unaligned last tile moves with DataCopyPad.
+#include "kernel_operator.h"
+#include "register/op_def_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+
+struct LessonTilingData {
+    uint32_t totalLength;   // elements of x, any number
+    uint32_t tileLength;    // elements per tile, a multiple of 8
+};
+REGISTER_TILING_DEFAULT(LessonTilingData);
+
+using namespace AscendC;
+
+class KernelRelu {
+public:
+    __aicore__ inline KernelRelu() {}
+
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const LessonTilingData& t)
+    {
+        total_ = t.totalLength;
+        tile_ = t.tileLength;
+        xGm_.SetGlobalBuffer((__gm__ float*)x, total_);
+        yGm_.SetGlobalBuffer((__gm__ float*)y, total_);
+        pipe_.InitBuffer(inQ_, 1, tile_ * sizeof(float));
+        pipe_.InitBuffer(outQ_, 1, tile_ * sizeof(float));
+    }
+
+    __aicore__ inline void Process()
+    {
+        const uint32_t tiles = (total_ + tile_ - 1) / tile_;
+        for (uint32_t i = 0; i < tiles; ++i) {
+            const uint32_t n = (i + 1 < tiles) ? tile_ : total_ - i * tile_;
+            CopyIn(i, n);
+            Compute(n);
+            CopyOut(i, n);
+        }
+    }
+
+private:
+    __aicore__ inline void CopyIn(uint32_t i, uint32_t n)
+    {
+        LocalTensor<float> x = inQ_.AllocTensor<float>();
+        if ((n * sizeof(float)) % 32 == 0) {
+            DataCopy(x, xGm_[i * tile_], n);
+        } else {
+            DataCopyExtParams cp{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0};
+            DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+            DataCopyPad(x, xGm_[i * tile_], cp, pad);
+        }
+        inQ_.EnQue(x);
+    }
+
+    __aicore__ inline void Compute(uint32_t n)
+    {
+        LocalTensor<float> x = inQ_.DeQue<float>();
+        LocalTensor<float> y = outQ_.AllocTensor<float>();
+        Relu(y, x, n);
+        outQ_.EnQue(y);
+        inQ_.FreeTensor(x);
+    }
+
+    __aicore__ inline void CopyOut(uint32_t i, uint32_t n)
+    {
+        LocalTensor<float> y = outQ_.DeQue<float>();
+        if ((n * sizeof(float)) % 32 == 0) {
+            DataCopy(yGm_[i * tile_], y, n);
+        } else {
+            DataCopyExtParams cp{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0};
+            DataCopyPad(yGm_[i * tile_], y, cp);
+        }
+        outQ_.FreeTensor(y);
+    }
+
+    TPipe pipe_;
+    TQue<TPosition::VECIN, 1> inQ_;
+    TQue<TPosition::VECOUT, 1> outQ_;
+    GlobalTensor<float> xGm_;
+    GlobalTensor<float> yGm_;
+    uint32_t total_ = 0;
+    uint32_t tile_ = 0;
+};
+
+extern "C" __global__ __aicore__ void lesson_relu_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    GET_TILING_DATA(t, tiling);
+    KernelRelu op;
+    op.Init(x, y, t);
+    op.Process();
+}
+
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    LessonTilingData* t = context->GetTilingData<LessonTilingData>();
+    t->totalLength = static_cast<uint32_t>(context->GetInputShape(0)->GetStorageShape().GetShapeSize());
+    t->tileLength = 1024;
+    context->SetBlockDim(1);
+    size_t* ws = context->GetWorkspaceSizes(1);
+    ws[0] = 0;
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling

@@ -1,0 +1,5 @@
+import torch
+
+
+def lesson_relu(x):
+    return torch.relu(x)

@@ -1,0 +1,5 @@
+import torch
+
+
+def lesson_exp16(x):
+    return torch.exp(x)

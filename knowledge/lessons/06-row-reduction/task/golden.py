@@ -1,0 +1,5 @@
+import torch
+
+
+def lesson_row_sum(x):
+    return x.sum(dim=-1)

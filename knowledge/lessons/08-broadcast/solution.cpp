@@ -1,0 +1,107 @@
+// Lesson 8 reference: y = x * gamma for x [R, 256] and one parameter row gamma [256], loaded once.
+#include "kernel_operator.h"
+#include "register/op_def_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+
+struct LessonTilingData {
+    uint32_t rows;          // R, a multiple of rowsPerTile
+    uint32_t cols;          // 256
+    uint32_t rowsPerTile;
+};
+REGISTER_TILING_DEFAULT(LessonTilingData);
+
+using namespace AscendC;
+
+class KernelScaleRows {
+public:
+    __aicore__ inline KernelScaleRows() {}
+
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, const LessonTilingData& t)
+    {
+        rows_ = t.rows;
+        cols_ = t.cols;
+        rpt_ = t.rowsPerTile;
+        xGm_.SetGlobalBuffer((__gm__ float*)x, rows_ * cols_);
+        gammaGm_.SetGlobalBuffer((__gm__ float*)gamma, cols_);
+        yGm_.SetGlobalBuffer((__gm__ float*)y, rows_ * cols_);
+        pipe_.InitBuffer(inQ_, 2, rpt_ * cols_ * sizeof(float));
+        pipe_.InitBuffer(gammaQ_, 1, cols_ * sizeof(float));
+        pipe_.InitBuffer(outQ_, 2, rpt_ * cols_ * sizeof(float));
+    }
+
+    __aicore__ inline void Process()
+    {
+        // gamma is the same for every row: bring it into UB once and keep it for the whole kernel.
+        LocalTensor<float> g = gammaQ_.AllocTensor<float>();
+        DataCopy(g, gammaGm_, cols_);
+        gammaQ_.EnQue(g);
+        g = gammaQ_.DeQue<float>();         // the queue orders the copy before the first Mul
+        for (uint32_t i = 0; i < rows_ / rpt_; ++i) {
+            CopyIn(i);
+            Compute(g);
+            CopyOut(i);
+        }
+        gammaQ_.FreeTensor(g);
+    }
+
+private:
+    __aicore__ inline void CopyIn(uint32_t i)
+    {
+        LocalTensor<float> x = inQ_.AllocTensor<float>();
+        DataCopy(x, xGm_[i * rpt_ * cols_], rpt_ * cols_);
+        inQ_.EnQue(x);
+    }
+
+    __aicore__ inline void Compute(LocalTensor<float>& g)
+    {
+        LocalTensor<float> x = inQ_.DeQue<float>();
+        LocalTensor<float> y = outQ_.AllocTensor<float>();
+        for (uint32_t r = 0; r < rpt_; ++r) {
+            Mul(y[r * cols_], x[r * cols_], g, static_cast<int32_t>(cols_));
+        }
+        outQ_.EnQue(y);
+        inQ_.FreeTensor(x);
+    }
+
+    __aicore__ inline void CopyOut(uint32_t i)
+    {
+        LocalTensor<float> y = outQ_.DeQue<float>();
+        DataCopy(yGm_[i * rpt_ * cols_], y, rpt_ * cols_);
+        outQ_.FreeTensor(y);
+    }
+
+    TPipe pipe_;
+    TQue<TPosition::VECIN, 2> inQ_;
+    TQue<TPosition::VECIN, 1> gammaQ_;
+    TQue<TPosition::VECOUT, 2> outQ_;
+    GlobalTensor<float> xGm_;
+    GlobalTensor<float> gammaGm_;
+    GlobalTensor<float> yGm_;
+    uint32_t rows_ = 0;
+    uint32_t cols_ = 0;
+    uint32_t rpt_ = 0;
+};
+
+extern "C" __global__ __aicore__ void lesson_scale_rows_custom(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, GM_ADDR workspace,
+                                                               GM_ADDR tiling)
+{
+    GET_TILING_DATA(t, tiling);
+    KernelScaleRows op;
+    op.Init(x, gamma, y, t);
+    op.Process();
+}
+
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    const gert::Shape& shape = context->GetInputShape(0)->GetStorageShape();
+    LessonTilingData* t = context->GetTilingData<LessonTilingData>();
+    t->rows = static_cast<uint32_t>(shape.GetDim(0));
+    t->cols = static_cast<uint32_t>(shape.GetDim(1));
+    t->rowsPerTile = 8;
+    context->SetBlockDim(1);
+    size_t* ws = context->GetWorkspaceSizes(1);
+    ws[0] = 0;
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling

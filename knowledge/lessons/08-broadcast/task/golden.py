@@ -1,0 +1,5 @@
+import torch
+
+
+def lesson_scale_rows(x, gamma):
+    return x * gamma

@@ -1,0 +1,5 @@
+import torch
+
+
+def lesson_affine(x):
+    return x * 3 + 1

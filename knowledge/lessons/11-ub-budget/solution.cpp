@@ -1,0 +1,111 @@
+// Lesson 11 reference: y = x * x + x with the tile sized from the Unified Buffer the chip reports.
+#include "kernel_operator.h"
+#include "register/op_def_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+
+struct LessonTilingData {
+    uint32_t totalLength;   // elements of x
+    uint32_t blockLength;   // elements per core, a multiple of 8 (32 bytes of float)
+    uint32_t tileLength;    // elements per tile, a multiple of 8
+};
+REGISTER_TILING_DEFAULT(LessonTilingData);
+
+using namespace AscendC;
+
+constexpr int32_t BUFFER_NUM = 2;
+
+class KernelSquareAdd {
+public:
+    __aicore__ inline KernelSquareAdd() {}
+
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const LessonTilingData& t)
+    {
+        const uint32_t offset = GetBlockIdx() * t.blockLength;
+        length_ = t.blockLength;
+        if (offset >= t.totalLength) {
+            length_ = 0;
+            return;
+        }
+        if (offset + length_ > t.totalLength) {
+            length_ = t.totalLength - offset;   // the tail: the last core stops at the end of x
+        }
+        tile_ = t.tileLength;
+        xGm_.SetGlobalBuffer((__gm__ float*)x + offset, length_);
+        yGm_.SetGlobalBuffer((__gm__ float*)y + offset, length_);
+        pipe_.InitBuffer(inQ_, BUFFER_NUM, tile_ * sizeof(float));
+        pipe_.InitBuffer(outQ_, BUFFER_NUM, tile_ * sizeof(float));
+    }
+
+    __aicore__ inline void Process()
+    {
+        const uint32_t tiles = (length_ + tile_ - 1) / tile_;
+        for (uint32_t i = 0; i < tiles; ++i) {
+            const uint32_t n = (i + 1 < tiles) ? tile_ : length_ - i * tile_;
+            CopyIn(i, n);
+            Compute(n);
+            CopyOut(i, n);
+        }
+    }
+
+private:
+    __aicore__ inline void CopyIn(uint32_t i, uint32_t n)
+    {
+        LocalTensor<float> x = inQ_.AllocTensor<float>();
+        DataCopy(x, xGm_[i * tile_], n);
+        inQ_.EnQue(x);
+    }
+
+    __aicore__ inline void Compute(uint32_t n)
+    {
+        LocalTensor<float> x = inQ_.DeQue<float>();
+        LocalTensor<float> y = outQ_.AllocTensor<float>();
+        Mul(y, x, x, n);
+        Add(y, y, x, n);
+        outQ_.EnQue(y);
+        inQ_.FreeTensor(x);
+    }
+
+    __aicore__ inline void CopyOut(uint32_t i, uint32_t n)
+    {
+        LocalTensor<float> y = outQ_.DeQue<float>();
+        DataCopy(yGm_[i * tile_], y, n);
+        outQ_.FreeTensor(y);
+    }
+
+    TPipe pipe_;
+    TQue<TPosition::VECIN, BUFFER_NUM> inQ_;
+    TQue<TPosition::VECOUT, BUFFER_NUM> outQ_;
+    GlobalTensor<float> xGm_;
+    GlobalTensor<float> yGm_;
+    uint32_t length_ = 0;
+    uint32_t tile_ = 0;
+};
+
+extern "C" __global__ __aicore__ void lesson_square_add_custom(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, GM_ADDR tiling)
+{
+    GET_TILING_DATA(t, tiling);
+    KernelSquareAdd op;
+    op.Init(x, y, t);
+    op.Process();
+}
+
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    const uint32_t total = static_cast<uint32_t>(context->GetInputShape(0)->GetStorageShape().GetShapeSize());
+    auto plat = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    uint64_t ub = 0;
+    plat.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ub);
+    // UB per tile element: 2 input buffers + 2 output buffers of float; keep 1 KB in reserve.
+    const uint64_t perElem = 2 * sizeof(float) + 2 * sizeof(float);
+    const uint64_t tile = (ub - 1024) / perElem / 64 * 64;
+    LessonTilingData* t = context->GetTilingData<LessonTilingData>();
+    t->totalLength = total;
+    t->blockLength = (total + 7) / 8 * 8;   // one core in this lesson
+    t->tileLength = static_cast<uint32_t>(tile);
+    context->SetBlockDim(1);
+    size_t* ws = context->GetWorkspaceSizes(1);
+    ws[0] = 0;
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
