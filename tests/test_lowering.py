@@ -68,8 +68,49 @@ def test_emitted_file_follows_the_candidate_contract():
 def test_unsupported_builtin_names_the_op():
     with pytest.raises(Unsupported, match="aten.slice"):
         lower("rotary_embedding")
+
+
+def test_index_reduction_carries_value_and_first_index():
     ok, why = supports("argmax")
-    assert not ok and "int64" in why
+    assert ok and why == "reduction", why
+    src = lower("argmax").source
+    assert "ReduceMax(" in src and ", true);" in src          # calIndex: value and index per row chunk
+    assert "ArgBetterMax(" in src and "ArgBetterMaxCols(" in src   # rows and columns fold (value, index)
+    assert "indices are carried in fp32" in src
+
+
+def test_integer_data_lowers_on_int32_lanes(tmp_path):
+    from copilot.lowering import plan_task
+
+    task = load_task(str(FIXTURES / "lw_int_gcd_max"))
+    assert plan_task(task).calc == "int32"
+    src = lower(task).source
+    assert "using Calc = int32_t;" in src and "GcdInt32(" in src and "Max(" in src
+    # a task with float and integer cases picks the lane type per build; int64 cases are not served
+    d = tmp_path / "lw_mixed_max"
+    d.mkdir()
+    (d / "proto.yaml").write_text(textwrap.dedent("""\
+        operator:
+          name: lw_mixed_max
+          category: broadcast
+          formula: "y"
+          attrs: []
+          inputs:
+          - {name: x, dtype: [float16, int32, int64]}
+          - {name: z, dtype: [float16, int32, int64]}
+          outputs:
+          - {name: y, dtype: [float16, int32, int64]}
+        """))
+    (d / "golden.py").write_text("import torch\n\n\ndef lw_mixed_max(x, z):\n    return torch.maximum(x, z)\n")
+    (d / "cases.yaml").write_text("cases:\n" + "".join(
+        f"- case_id: {i}\n  input_shape: [[4, 9], [9]]\n  dtype: [{dt}, {dt}]\n  attrs: {{}}\n"
+        "  value_range: [-9, 9]\n" for i, dt in enumerate(("float16", "int32", "int64"), 1)))
+    (d / "desc.md").write_text("# lw_mixed_max\n")
+    task = load_task(str(d))
+    ok, why = supports(task)
+    assert ok and "1 of 3 cases not served: int64" in why, why
+    assert plan_task(task).calc == ("by", 0)
+    assert "std::conditional<std::is_integral<DTYPE_X>::value, int32_t, float>" in lower(task).source
 
 
 def _write_task(root: Path, name: str, golden: str) -> Path:
@@ -170,7 +211,10 @@ def test_every_lowering_fixture_is_in_the_public_layout():
     for name in LOWERING_TASKS:
         task = load_task(str(FIXTURES / name))
         dtypes = {d for c in task.cases for d in c.dtypes}
-        assert {"float16", "bfloat16", "float32"} <= dtypes, name
+        if dtypes <= {"int8", "int16", "int32"}:
+            assert dtypes == {"int8", "int16", "int32"}, name       # an integer fixture: every integer width
+        else:
+            assert {"float16", "bfloat16", "float32"} <= dtypes, name
 
 
 def _unaligned(case) -> bool:

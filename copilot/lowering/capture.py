@@ -180,7 +180,7 @@ def _torch_dtype(name: str):
     import torch
 
     return {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
-            "bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8, "int32": torch.int32,
+            "bool": torch.bool, "uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16, "int32": torch.int32,
             "int64": torch.int64, "float64": torch.float64}.get(name, torch.float32)
 
 

@@ -19,15 +19,19 @@ import math
 import re
 
 from copilot.errors import Unsupported
-from copilot.lowering import mathlib
+from copilot.lowering import intlib, mathlib
 from copilot.lowering.ir import REDUCE, Program
 from copilot.lowering.plan import ONE_BYTE, Plan
 
 COMPOSITE = {"erf", "gelu", "tanh", "sigmoid", "silu", "gelu_tanh", "mish", "hardswish", "log1p",
              "softplus", "rsqrt", "recip", "not", "cmp", "where", "round", "trunc", "fma"}
 SWAP = {"LT": "GT", "GT": "LT", "LE": "GE", "GE": "LE", "EQ": "EQ", "NE": "NE"}
-REDUCE_API = {"rsum": "ReduceSum", "rmax": "ReduceMax", "rmin": "ReduceMin"}
-REDUCE_INIT = {"rsum": "0.0f", "rmax": "-__builtin_inff()", "rmin": "__builtin_inff()"}
+REDUCE_API = {"rsum": "ReduceSum", "rmax": "ReduceMax", "rmin": "ReduceMin", "rargmax": "ReduceMax",
+              "rargmin": "ReduceMin"}
+REDUCE_INIT = {"rsum": "0.0f", "rmax": "-__builtin_inff()", "rmin": "__builtin_inff()", "rargmax": "0.0f",
+               "rargmin": "0.0f"}
+ARG_VALUE_INIT = {"rargmax": "-__builtin_inff()", "rargmin": "__builtin_inff()"}
+ARG_BETTER = {"rargmax": "ArgBetterMax", "rargmin": "ArgBetterMin"}
 VEC_COMBINE = {"rsum": "Add", "rmax": "Max", "rmin": "Min"}
 
 
@@ -183,6 +187,15 @@ class Emitter:
         self.nslot = max(v.nslot for v in self.vcs)
         self.nstat = max(1, max(len(v.stats) for v in self.vcs))
         self.ops = set().union(*(v.ops for v in self.vcs))
+        # an index reduction keeps its running max / min in the last statistic row (one per program)
+        self.arg_ops = self.ops & set(ARG_BETTER)
+        if any(sum(n.op in ARG_BETTER for n in v.p.nodes) > 1 for v in self.vcs):
+            raise Unsupported(f"{self.op}: two index reductions in one program")
+        if self.arg_ops:
+            self.nstat += 1
+            if any(v.p.nodes[a].op in ARG_BETTER and v.p.nodes[a].kind == "stat"
+                   for v in self.vcs for n in v.p.nodes for a in n.args):
+                raise Unsupported(f"{self.op}: an index (argmax/argmin) used in arithmetic")
         # scratch tiles: composite functions on full tiles, or a statistic broadcast over a tile
         needs = False
         for v in self.vcs:
@@ -195,6 +208,13 @@ class Emitter:
         self.ntmp = 4 if needs else 1
         if "fma" in self.ops:
             self.ntmp = 5
+        if "gcd" in self.ops:
+            self.ntmp = intlib.GCD_TMPS
+        if self.ops & set(ARG_BETTER):
+            self.ntmp = max(self.ntmp, 2)     # the column fold of an index reduction
+        # working tile type: fp32, int32 (integer data) or chosen per build (`Calc`)
+        self.calc = plan.calc
+        self.ctype = "float" if self.calc == "float" else "Calc"
         # bool inputs are read as uint8_t (only zero / non-zero matters); int8/uint8 as themselves
         self.mask_inputs = {i for i, s in enumerate(self.task.inputs) if "bool" in s.dtypes}
         byte_inputs = {i for i, s in enumerate(self.task.inputs) if set(s.dtypes) & ONE_BYTE}
@@ -268,7 +288,11 @@ class Emitter:
 
         def ts(i):
             return A[i][0] == "t"
-        if op in ("add", "mul", "max", "min"):
+        if op == "gcd":
+            if not (ts(0) and ts(1)) or self.calc != "int32":
+                raise Unsupported(f"{self.op}: gcd needs two integer tensors")
+            e(intlib.gcd_call(dst, A[0][1], A[1][1], [f"tmp{k}" for k in range(intlib.GCD_TMPS)], cnt))
+        elif op in ("add", "mul", "max", "min"):
             api = {"add": "Add", "mul": "Mul", "max": "Max", "min": "Min"}[op]
             if ts(0) and ts(1):
                 e(f"{api}({dst}, {A[0][1]}, {A[1][1]}, {cnt});")
@@ -404,11 +428,11 @@ class Emitter:
         """ComputeV<vi>(pass, nr, cw, pitch, perRowStats): one tile in row/split/chunk mode."""
         nodes = v.p.nodes
         out = [f"    // variant {vi}: {v.npass} pass(es)",
-               f"    __aicore__ inline void ComputeV{vi}(uint32_t pass, uint64_t row0, uint32_t nr, uint32_t cw, "
-               f"uint32_t pitch, bool perRowStats)",
+               f"    __aicore__ inline void ComputeV{vi}(uint32_t pass, uint64_t row0, uint32_t nr, uint32_t col0, "
+               f"uint32_t cw, uint32_t pitch, bool perRowStats)",
                "    {",
                "        const uint32_t n = AlignUpTo(nr * pitch, VEC_ALIGN);   // whole-tile count (full 256 B repeats)",
-               "        (void)row0; (void)perRowStats;"]
+               "        (void)row0; (void)col0; (void)perRowStats;"]
         for q in range(v.npass):
             out.append(f"        {'if' if q == 0 else '} else if'} (pass == {q}) {{")
             ind = "            "
@@ -467,7 +491,7 @@ class Emitter:
                 for k, i in enumerate(reds):
                     nd = nodes[i]
                     src = f"slot[{assign[nd.args[0]]}]"
-                    extra = ", false" if nd.op != "rsum" else ""
+                    extra = "" if nd.op == "rsum" else ", true" if nd.op in ARG_BETTER else ", false"
                     out.append(f"{ind}    {REDUCE_API[nd.op]}(partial[({k} * MAX_TILE_ROWS + j) * 8], "
                                f"{src}[j * pitch], work, cw{extra});")
                 out.append(f"{ind}}}")
@@ -478,6 +502,15 @@ class Emitter:
                     nd = nodes[i]
                     part = f"partial.GetValue(({k} * MAX_TILE_ROWS + j) * 8)"
                     st = f"stat_[{v.stat_index[i]}][s]"
+                    if nd.op in ARG_BETTER:
+                        # (value, index) of this chunk's first max; a later chunk wins only when better
+                        best = f"stat_[NUM_STATS - 1][s]"
+                        out.append(f"{ind}    if ({ARG_BETTER[nd.op]}({part}, {best})) {{")
+                        out.append(f"{ind}        {best} = {part};")
+                        out.append(f"{ind}        {st} = static_cast<float>(col0 + partial.ReinterpretCast<uint32_t>()"
+                                   f".GetValue(({k} * MAX_TILE_ROWS + j) * 8 + 1));")
+                        out.append(f"{ind}    }}")
+                        continue
                     fold = {"rsum": f"{st} += {part};",
                             "rmax": f"{st} = FoldMax({st}, {part});",
                             "rmin": f"{st} = FoldMin({st}, {part});"}[nd.op]
@@ -504,6 +537,8 @@ class Emitter:
             out.append("            for (uint32_t s = 0; s < nr; ++s) {")
             for i in reds:
                 out.append(f"                stat_[{v.stat_index[i]}][s] = {REDUCE_INIT[nodes[i].op]};")
+                if nodes[i].op in ARG_VALUE_INIT:
+                    out.append(f"                stat_[NUM_STATS - 1][s] = {ARG_VALUE_INIT[nodes[i].op]};   // running value")
             out.append("            }")
             out.append("        }")
         out.append("    }")
@@ -530,9 +565,10 @@ class Emitter:
     def compute_cols(self, vi: int, v: VariantCode) -> str:
         """Column mode: tile = nb reduced positions x wc columns; statistics are vectors."""
         nodes = v.p.nodes
-        out = [f"    __aicore__ inline void ComputeColV{vi}(uint32_t pass, uint32_t nb, uint32_t wc, uint32_t pitch)",
+        out = [f"    __aicore__ inline void ComputeColV{vi}(uint32_t pass, uint64_t r0, uint32_t nb, uint32_t wc, uint32_t pitch)",
                "    {",
-               "        const uint32_t n = AlignUpTo(nb * pitch, VEC_ALIGN);"]
+               "        const uint32_t n = AlignUpTo(nb * pitch, VEC_ALIGN);",
+               "        (void)r0;"]
         for q in range(v.npass):
             out.append(f"        {'if' if q == 0 else '} else if'} (pass == {q}) {{")
             ind = "            "
@@ -573,6 +609,11 @@ class Emitter:
                 out.append(f"{ind}for (uint32_t j = 0; j < nb; ++j) {{")
                 for i in reds:
                     nd = nodes[i]
+                    if nd.op in ARG_BETTER:
+                        out.append(f"{ind}    {ARG_BETTER[nd.op]}Cols(StatVec({v.stat_index[i]}), StatVec(NUM_STATS - 1), "
+                                   f"slot[{assign[nd.args[0]]}][j * pitch], static_cast<float>(r0 + j), tmp0, tmp1, bits, "
+                                   "AlignUpTo(wc, VEC_ALIGN));")
+                        continue
                     out.append(f"{ind}    {VEC_COMBINE[nd.op]}(StatVec({v.stat_index[i]}), StatVec({v.stat_index[i]}), "
                                f"slot[{assign[nd.args[0]]}][j * pitch], wc);")
                 out.append(f"{ind}}}")
@@ -591,6 +632,8 @@ class Emitter:
                 out.append(f"        if (pass == {q}) {{")
                 for i in reds:
                     out.append(f"            Duplicate(StatVec({v.stat_index[i]}), {REDUCE_INIT[nodes[i].op]}, wn);")
+                    if nodes[i].op in ARG_VALUE_INIT:
+                        out.append(f"            Duplicate(StatVec(NUM_STATS - 1), {ARG_VALUE_INIT[nodes[i].op]}, wn);   // running value")
                 out.append("        }")
         out.append("    }")
         out.append(f"    __aicore__ inline void FinishColV{vi}(uint32_t pass, uint64_t outOff, uint32_t wc, uint32_t wn)")

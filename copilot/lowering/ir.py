@@ -26,9 +26,9 @@ from copilot.lowering.capture import EXPR_OPS, eval_expr
 
 UNARY = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "recip", "relu", "sigmoid", "silu", "tanh", "erf",
          "gelu", "gelu_tanh", "mish", "hardswish", "log1p", "round", "trunc", "not", "sq"}
-BINARY = {"add", "sub", "mul", "div", "max", "min", "cmp"}
+BINARY = {"add", "sub", "mul", "div", "max", "min", "cmp", "gcd"}
 TERNARY = {"where", "fma"}      # fma(c, a, b) = c + a * b with a compensated product
-REDUCE = {"rsum", "rmax", "rmin"}
+REDUCE = {"rsum", "rmax", "rmin", "rargmax", "rargmin"}    # rarg*: index of the first max / min
 CMP_MODES = {"ne": "NE", "eq": "EQ", "gt": "GT", "lt": "LT", "ge": "GE", "le": "LE"}
 
 
@@ -304,9 +304,11 @@ class _Builder:
         if name in ("_to_copy", "to", "convert_element_type"):
             dt = n.kwargs.get("dtype") or (n.args[1] if len(n.args) > 1 else None)
             v = self.env[n.args[0]]
-            if dt is not None and not dt.is_floating_point and dt != _dtype(n.args[0]):
+            src = _dtype(n.args[0])
+            if dt is not None and not dt.is_floating_point and dt != src and \
+                    (src is None or src.is_floating_point):
                 return self.op("trunc", v)
-            return v
+            return v      # float -> float, or between integer types (gcd's int16 -> int32 -> int16)
         if name in ("ones_like", "zeros_like", "full_like", "scalar_tensor"):
             val = 1.0 if name == "ones_like" else 0.0 if name == "zeros_like" else float(n.args[1] if name == "full_like" else n.args[0])
             return self.const(val)
@@ -413,6 +415,11 @@ class _Builder:
             if name == "mean":
                 r = self.op("div", r, self.reduced_len())
             return r
+        if name in ("argmax", "argmin"):
+            dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim")
+            if dim is None:
+                raise Unsupported(f"{self.task.name}: aten.{name} over all elements (dim=None)")
+            return self.reduction(n, self.arg(n, 0), [dim], "r" + name)
         if name in ("max", "min") and len(n.args) >= 2 and isinstance(n.args[1], int):
             r = self.reduction(n, self.arg(n, 0), [n.args[1]], "rmax" if name == "max" else "rmin")
             return (r, None)
@@ -566,7 +573,7 @@ _SIMPLE = {
     "rsqrt": ("rsqrt", 1), "reciprocal": ("recip", 1), "relu": ("relu", 1), "sigmoid": ("sigmoid", 1),
     "silu": ("silu", 1), "tanh": ("tanh", 1), "erf": ("erf", 1), "mish": ("mish", 1),
     "hardswish": ("hardswish", 1), "log1p": ("log1p", 1), "round": ("round", 1), "trunc": ("trunc", 1),
-    "logical_not": ("not", 1), "square": ("sq", 1), "positive": ("id", 1),
+    "logical_not": ("not", 1), "square": ("sq", 1), "positive": ("id", 1), "gcd": ("gcd", 2),
 }
 
 

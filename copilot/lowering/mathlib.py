@@ -177,3 +177,39 @@ __aicore__ inline void Log1pF32(const LocalTensor<float>& dst, const LocalTensor
 
 # ops implemented by a helper taking (dst, x, t0..t3, bits, n)
 HELPER_OPS = {"erf": "ErfF32", "gelu": "GeluErfF32", "tanh": "TanhF32"}
+
+
+def arg_helpers(used: set[str]) -> str:
+    """Index reductions (argmax / argmin) as torch defines them: the first extreme wins, and a NaN
+    is the extreme (its first occurrence). Scalar folds for row chunks, vector folds for columns."""
+    out = []
+    for op, name, cmp, mode in (("rargmax", "Max", ">", "GT"), ("rargmin", "Min", "<", "LT")):
+        if op not in used:
+            continue
+        out.append(f"""// x replaces the running {name.lower()} `best` of an index reduction: x is strictly better, or x is
+// NaN and best is not (a NaN is the extreme; ties keep the earlier index)
+__aicore__ inline bool ArgBetter{name}(float x, float best)
+{{
+    return (x != x) ? (best == best) : (best == best && x {cmp} best);
+}}
+
+// The same per column: row x at reduced position pos against the running (best, index) vectors.
+__aicore__ inline void ArgBetter{name}Cols(const LocalTensor<float>& index, const LocalTensor<float>& best,
+                                       const LocalTensor<float>& x, float pos, const LocalTensor<float>& t0,
+                                       const LocalTensor<float>& t1, const LocalTensor<uint8_t>& bits, uint32_t n)
+{{
+    Duplicate(t0, 1.0f, n);
+    Compare(bits, x, best, CMPMODE::{mode}, n);
+    Select(t1, bits, t0, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);   // 1 where x is strictly better
+    Compare(bits, x, x, CMPMODE::NE, n);
+    Select(t0, bits, t0, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);   // 1 where x is NaN
+    Compare(bits, best, best, CMPMODE::EQ, n);
+    Select(t0, bits, t0, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);   // ... and best is not
+    Add(t1, t1, t0, n);
+    Compares(bits, t1, 0.5f, CMPMODE::GT, n);
+    Select(best, bits, x, best, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
+    Duplicate(t0, pos, n);
+    Select(index, bits, t0, index, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
+}}
+""")
+    return "\n".join(out)

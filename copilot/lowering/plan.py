@@ -20,6 +20,9 @@ from copilot.lowering.ir import Program, normalise
 
 ONE_BYTE = {"bool", "uint8", "int8"}
 FLOATS = {"float16", "bfloat16", "float32"}
+INTEGERS = {"int8", "int16", "int32", "int64"}
+# IR ops an integer case may use: exact on int32 lanes (Max/Min/Add/Sub/Mul, gcd by shifts)
+INT_OPS = {"load", "max", "min", "add", "sub", "mul", "gcd"}
 
 
 @dataclass
@@ -44,6 +47,9 @@ class Plan:
     main_input: int | None                  # input whose shape is the iteration space
     unserved: dict[str, str] = field(default_factory=dict)   # case id -> reason
     notes: list[str] = field(default_factory=list)
+    # working type: "float" (every case fp32), "int32" (every case integer data, exact int32 lanes)
+    # or ("by", i): int32 where input i is an integer, fp32 where it is a float (maximum)
+    calc: object = "float"
 
     @property
     def has_reduction(self) -> bool:
@@ -74,8 +80,34 @@ def build_plan(task) -> Plan:
     loads = _load_rules(task, per_case, axis_rule)
     plan = Plan(task, _pattern(task, programs, axis_rule), programs, cap.guards, cap.conditions, cap.variants, loads,
                 axis_rule, main_input)
+    plan.calc = _calc_type(task, programs)
     _check_cases(plan, per_case)
     return plan
+
+
+def _integer_case(case) -> bool:
+    return bool(case.dtypes) and all(d in INTEGERS for d in case.dtypes)
+
+
+def _calc_type(task, programs):
+    """int32 lanes for cases whose data are all integers, fp32 for the rest; a task with both
+    picks per build from an input that is an integer exactly in the integer cases."""
+    ints = [_integer_case(c) for c in task.cases]
+    if not any(ints):
+        return "float"
+    for p in programs:
+        bad = sorted({n.op for n in p.nodes if n.op not in INT_OPS and n.kind == "full"})
+        if bad:
+            raise Unsupported(f"{task.name}: '{bad[0]}' on integer data; integer cases lower Max/Min/Add/Sub/Mul "
+                              "and gcd (exact int32 lanes) only")
+        if any(n.kind != "full" for n in p.nodes):
+            raise Unsupported(f"{task.name}: a scalar or reduction on integer data")
+    if all(ints):
+        return "int32"
+    for i in range(len(task.inputs)):
+        if all((c.dtypes[i] in INTEGERS) == k for c, k in zip(task.cases, ints)):
+            return ("by", i)
+    raise Unsupported(f"{task.name}: no input tells the integer cases from the float ones")
 
 
 def _merge_variants(task, cap: Capture, per_case: list[Program]) -> None:
@@ -105,10 +137,10 @@ def _merge_variants(task, cap: Capture, per_case: list[Program]) -> None:
 
 def _check_dtypes(task):
     for spec in task.inputs + task.outputs:
-        bad = [d for d in spec.dtypes if d not in FLOATS | ONE_BYTE]
+        bad = [d for d in spec.dtypes if d not in FLOATS | ONE_BYTE | INTEGERS]
         if bad:
-            raise Unsupported(f"{task.name}: {spec.name} has dtype {bad[0]}; the lowering computes in fp32 and "
-                              "handles float16/bfloat16/float32, bool/uint8/int8 inputs and int8 outputs")
+            raise Unsupported(f"{task.name}: {spec.name} has dtype {bad[0]}; the lowering handles float16/bfloat16/"
+                              "float32, bool/uint8 masks and int8/int16/int32 data (int64 cases are listed as not served)")
     for spec in task.inputs:
         if "bool" in spec.dtypes and set(spec.dtypes) & FLOATS:
             raise Unsupported(f"{task.name}: input {spec.name} is bool in some cases and float in others")
@@ -276,6 +308,10 @@ def _case_main_shape(plan, case):
 def _check_cases(plan: Plan, progs):
     task = plan.task
     for c in task.cases:
+        if "int64" in c.dtypes:
+            plan.unserved[c.id] = ("int64 data: arch 2201 has no int64 vector arithmetic and the lowering "
+                                   "computes integers on int32 lanes")
+            continue
         lay = layout(plan, c)
         if lay["mode"] == "columns":
             for lr in plan.loads:

@@ -1,0 +1,124 @@
+"""Lowering sweep over CANN-Bench's public tasks: lower each task, check every case on the emulator,
+and compare each passing case's estimate with the vendor's measured 910B2 time.
+
+    nice -n 10 .venv/bin/python bench/lowering_cannbench.py [--tasks level2/gcd,level1/exp]
+        [--chip 910B2] [--cases all] [--progress FILE] [--md OUT.md]
+
+Per task: exit of `cannpilot lower` (0 lowers, 3 unsupported with its one-line reason), the
+lowering wall time, cases passed, and est/baseline = geometric mean over the passing cases of
+`est_us / baseline_perf_us` (`tasks/metadata/910b2.json`). Every est_us is a cost-model ESTIMATE.
+With `--progress FILE` each finished task is appended as a JSON line and tasks already there are
+skipped, so a long sweep resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT.parent / "shared" / "cannbench" / "tasks"
+CLI = [str(ROOT / ".venv" / "bin" / "cannpilot")]
+
+# the non-cube tasks of issue 16's acceptance list: every level1/level2 task and these of level3
+LEVEL3 = ["add_rms_norm_dynamic_quant", "dequant_swiglu_quant", "engram_gate_fusion", "mhc_sinkhorn",
+          "moe_finalize_routing", "moe_gating_top_k_softmax", "moe_re_routing", "nms", "roi_align",
+          "strided_slice", "top_k", "transpose", "unique", "adaptive_avg_pool_3d", "dilation_2d"]
+
+
+def acceptance_tasks() -> list[str]:
+    out = [f"{lv}/{p.name}" for lv in ("level1", "level2") for p in sorted((BENCH / lv).iterdir()) if p.is_dir()]
+    return out + [f"level3/{n}" for n in LEVEL3]
+
+
+def baselines(chip: str) -> dict:
+    meta = json.loads((BENCH / "metadata" / f"{chip.lower()}.json").read_text())
+    return meta
+
+
+def run_task(name: str, chip: str, cases: str, kdir: Path, meta: dict) -> dict:
+    task_dir = BENCH / name
+    kernel = kdir / (name.replace("/", "__") + ".cpp")
+    t0 = time.perf_counter()
+    low = subprocess.run(CLI + ["lower", "--task", str(task_dir), "--chip", chip, "-o", str(kernel)],
+                         capture_output=True, text=True)
+    row = {"task": name, "chip": chip, "lower_exit": low.returncode,
+           "lower_s": round(time.perf_counter() - t0, 2)}
+    if low.returncode != 0:
+        row["reason"] = (low.stderr.strip().splitlines() or [""])[-1][:300]
+        return row
+    chk = subprocess.run(CLI + ["check", str(kernel), "--task", str(task_dir), "--cases", cases,
+                                "--chip", chip, "--json"], capture_output=True, text=True)
+    try:
+        rep = json.loads(chk.stdout)
+    except json.JSONDecodeError:
+        row["check_error"] = (chk.stderr.strip().splitlines() or [""])[-1][:300]
+        return row
+    level, op = name.split("/")
+    base = meta.get(level, {}).get(op, {})
+    ratios, failed = [], []
+    for c in rep.get("cases", []):
+        if not c.get("passed"):
+            failed.append(f"{c.get('id')}:{c.get('failure_class')}")
+            continue
+        b = base.get(str(c.get("id")), {}).get("baseline_perf_us")
+        if b and c.get("est_us"):
+            ratios.append(c["est_us"] / b)
+    row.update(cases=len(rep.get("cases", [])), passed=sum(1 for c in rep.get("cases", []) if c.get("passed")),
+               failed=failed, est_over_baseline=round(math.exp(sum(map(math.log, ratios)) / len(ratios)), 3)
+               if ratios else None, worst=round(max(ratios), 2) if ratios else None,
+               diagnostics=[d.get("id") for d in rep.get("diagnostics", [])][:5])
+    return row
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tasks", help="comma-separated level/name (default: the acceptance list)")
+    ap.add_argument("--chip", default="910B2")
+    ap.add_argument("--cases", default="all")
+    ap.add_argument("--progress", help="JSON-lines file: append each row, skip tasks already there")
+    ap.add_argument("--kernels", default="/tmp/cannbench_lowered")
+    ap.add_argument("--md", help="write the Markdown table here")
+    a = ap.parse_args(argv)
+    if not BENCH.is_dir():
+        print(f"CANN-Bench not found at {BENCH}", file=sys.stderr)
+        return 2
+    names = a.tasks.split(",") if a.tasks else acceptance_tasks()
+    kdir = Path(a.kernels)
+    kdir.mkdir(parents=True, exist_ok=True)
+    meta = baselines(a.chip) if a.chip.upper() == "910B2" else baselines("910B2")
+    done: dict = {}
+    if a.progress and Path(a.progress).exists():
+        for line in Path(a.progress).read_text().splitlines():
+            r = json.loads(line)
+            if r.get("chip") == a.chip:
+                done[r["task"]] = r
+    rows = []
+    for name in names:
+        row = done.get(name) or run_task(name, a.chip, a.cases, kdir, meta)
+        if name not in done and a.progress:
+            with open(a.progress, "a") as f:
+                f.write(json.dumps(row) + "\n")
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    if a.md:
+        lines = ["| task | lowers | lower s | cases passed | est/baseline (geomean, passing) | worst | failures / reason |",
+                 "|---|---|---|---|---|---|---|"]
+        for r in rows:
+            if r["lower_exit"] != 0:
+                lines.append(f"| {r['task']} | exit {r['lower_exit']} | {r['lower_s']} | - | - | - | {r.get('reason', '')} |")
+            else:
+                lines.append(f"| {r['task']} | yes | {r['lower_s']} | {r.get('passed', '-')}/{r.get('cases', '-')} | "
+                             f"{r.get('est_over_baseline')} | {r.get('worst')} | "
+                             f"{' '.join(r.get('failed', [])) or r.get('check_error', '')} |")
+        Path(a.md).write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
