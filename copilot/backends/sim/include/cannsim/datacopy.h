@@ -40,6 +40,23 @@ inline void gm_bytes_check(const char* api, const AscendC::GlobalTensor<T>& g, u
     g.check(api, fe, le - fe, loc);
 }
 
+// A GM store of `bytes` spread over `extent` bytes from `gm`: when it spans many pages, map them
+// writable in one call instead of taking one write fault per page (a block is a fresh process, its
+// GM pages start unmapped; reads already fault in windows of pages). No effect on data or findings:
+// a range that leaves the buffer fails here silently and faults in the copy as before.
+inline void gm_prefault_write(void* gm, uint64_t bytes, uint64_t extent) {
+#ifdef MADV_POPULATE_WRITE
+    constexpr uint64_t kMinBytes = 16 * 1024;
+    if (count_only() || bytes < kMinBytes || extent > 2 * bytes) return;
+    static const uintptr_t ps = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(gm) & ~(ps - 1);
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(gm) + extent) & ~(ps - 1);
+    if (hi > lo) (void)madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE);
+#else
+    (void)gm; (void)bytes; (void)extent;
+#endif
+}
+
 }  // namespace cannsim
 
 namespace AscendC {
@@ -62,6 +79,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     cannsim::ub_operand_checks("DataCopy", "src", src, 0, bytes, loc);
     cannsim::gm_bytes_check("DataCopy", dst, 0, bytes, loc);
     const bool atomic = cannsim::atomic_store_begin<T>("DataCopy", loc);
+    cannsim::gm_prefault_write(dst.base_, bytes, bytes);
     if (!cannsim::count_only())
         cannsim::gm_store(atomic, reinterpret_cast<uint8_t*>(dst.base_), cannsim::ub_at(src.addr_), bytes);
     cannsim::record_cost(PIPE_MTE3, "DataCopy", cannsim::dtype_of<T>(), bytes / sizeof(T), bytes);
@@ -105,6 +123,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     cannsim::gm_bytes_check("DataCopy", dst, 0, (n - 1) * dstep + len, loc);
     uint8_t* g = reinterpret_cast<uint8_t*>(dst.base_);
     const bool atomic = cannsim::atomic_store_begin<T>("DataCopy", loc);
+    cannsim::gm_prefault_write(g, n * len, (n - 1) * dstep + len);
     if (!cannsim::count_only())
         for (uint64_t i = 0; i < n; ++i) cannsim::gm_store(atomic, g + i * dstep, cannsim::ub_at(src.addr_ + i * sstep), len);
     cannsim::cost::set_row_shape(double(n), double(len));
@@ -171,6 +190,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     cannsim::gm_bytes_check("DataCopyPad", dst, 0, (n - 1) * dstep + len, loc);
     uint8_t* g = reinterpret_cast<uint8_t*>(dst.base_);
     const bool atomic = cannsim::atomic_store_begin<T>("DataCopyPad", loc);
+    cannsim::gm_prefault_write(g, n * len, (n - 1) * dstep + len);
     if (!cannsim::count_only())
         for (uint64_t i = 0; i < n; ++i) cannsim::gm_store(atomic, g + i * dstep, cannsim::ub_at(src.addr_ + i * sstep), len);
     cannsim::cost::set_row_shape(double(n), double(len));

@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 #include <vector>
+#include <sys/mman.h>
 #include <unistd.h>
 #if __cplusplus >= 202002L
 #include <source_location>
@@ -118,12 +119,33 @@ struct CostValue { uint64_t calls = 0, elements = 0, bytes = 0; };
 
 struct GmRegion { const uint8_t* base; uint64_t bytes; std::string name; };
 
+// The UB arena: fresh anonymous pages, zero without being written, so a block faults in only the
+// pages it touches (the chip's UB in one call, see begin_block) instead of zeroing the whole arena.
+struct UbArena {
+    uint8_t* data = nullptr;
+    size_t bytes = 0;
+    UbArena() = default;
+    UbArena(const UbArena&) = delete;
+    UbArena& operator=(const UbArena&) = delete;
+    ~UbArena() { if (data) munmap(data, bytes); }
+    void reset(size_t n) {
+        if (data) munmap(data, bytes);
+        void* m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) {          // as operator new: the launcher's handler reports RUN.MEMORY
+            if (std::new_handler h = std::get_new_handler()) h();
+            throw std::bad_alloc();
+        }
+        data = static_cast<uint8_t*>(m);
+        bytes = n;
+    }
+};
+
 struct State {
     ChipConfig chip{};
     int diag_fd = 2;
     int64_t block_idx = 0, block_num = 1;
     bool in_block = false;
-    std::vector<uint8_t> ub_storage;
+    UbArena ub_storage;
     uint8_t* ub = nullptr;
     uint64_t ub_virtual = 0;         // arena size we can actually back (> chip UB, for overflow runs)
     uint64_t ub_used = 0;
@@ -238,9 +260,11 @@ inline void begin_block(int64_t idx, int64_t num) {
     cost::begin_block(num);
     // Back four times the chip's UB so an over-budget kernel can still run after the report.
     s.ub_virtual = c.ub_bytes * 4 + 64 * 1024;
-    s.ub_storage.assign(s.ub_virtual + 64, 0);
-    const uintptr_t p = reinterpret_cast<uintptr_t>(s.ub_storage.data());
-    s.ub = s.ub_storage.data() + ((32 - (p % 32)) % 32);
+    s.ub_storage.reset(s.ub_virtual);
+    s.ub = s.ub_storage.data;                                       // page aligned
+#ifdef MADV_POPULATE_WRITE
+    (void)madvise(s.ub, c.ub_bytes, MADV_POPULATE_WRITE);            // older kernels: faults as usual
+#endif
 }
 
 
