@@ -490,6 +490,85 @@ def test_library_costs_are_their_constituent_vector_instructions(arena: Arena):
     assert {"ReduceSum", "Sub", "Mul", "Add"} <= apis and all(r["pipe"] == "V" for r in c)
 
 
+# ---------------------------------------------------------------- SoftmaxFlashV2 / AdjustSoftMaxRes / DropOut
+
+def _blocks(a: Arena, off: int, dtype, m: int) -> np.ndarray:
+    per = 32 // np.dtype(dtype).itemsize
+    v = a.get(off, dtype, m * per).reshape(m, per)
+    assert (v.view(np.uint16 if per == 16 else np.uint32) == v[:, :1].view(np.uint16 if per == 16 else np.uint32)).all()
+    return v[:, 0]
+
+
+@pytest.mark.parametrize("dt,np_dt,tol", [("float", np.float32, 1e-6), ("half", np.float16, 2e-3)])
+def test_softmax_flash_v2_first_block_and_update(arena: Arena, dt: str, np_dt, tol: float):
+    rng = np.random.default_rng(11)
+    m, k = 4, 64
+    x = (rng.standard_normal((m, k)) * 3).astype(np_dt)
+    x[1, 5] = -np.inf
+    per = 32 // np.dtype(np_dt).itemsize
+    arena.put(0, x)
+    arena.run("SoftmaxFlashV2", dt=dt, m=m, k=k, update=0, o0=0, od=4096, oi=8192, o4=8448, o1=8704, o2=8960, o3=9216)
+    xd = x.astype(np.float64)
+    mx = xd.max(-1)
+    e = np.exp(xd - mx[:, None])
+    np.testing.assert_allclose(arena.get(4096, np_dt, m * k).reshape(m, k), e, rtol=tol, atol=tol)
+    np.testing.assert_allclose(_blocks(arena, 8192, np_dt, m), e.sum(-1), rtol=tol * 4)
+    np.testing.assert_allclose(_blocks(arena, 8448, np_dt, m), mx, rtol=tol)
+    # the next block with the previous max/sum as inputs
+    inmax = np.repeat(mx.astype(np_dt)[:, None] + 1, per, 1); insum = np.repeat(e.sum(-1).astype(np_dt)[:, None], per, 1)
+    arena.put(8704, insum); arena.put(8960, inmax)
+    arena.run("SoftmaxFlashV2", dt=dt, m=m, k=k, update=1, o0=0, od=4096, oi=8192, o4=8448, o1=8704, o2=8960, o3=9216,
+              o5=9472, st=2048, ot=16384)
+    im, isum = inmax[:, 0].astype(np.float64), insum[:, 0].astype(np.float64)
+    newmax = np.maximum(im, mx)
+    e2 = np.exp(xd - newmax[:, None])
+    np.testing.assert_allclose(arena.get(4096, np_dt, m * k).reshape(m, k), e2, rtol=tol, atol=tol)
+    np.testing.assert_allclose(_blocks(arena, 8448, np_dt, m), newmax, rtol=tol)
+    np.testing.assert_allclose(_blocks(arena, 9216, np_dt, m), np.exp(im - newmax), rtol=tol)
+    np.testing.assert_allclose(_blocks(arena, 8192, np_dt, m), np.exp(im - newmax) * isum + e2.sum(-1), rtol=tol * 4)
+    np.testing.assert_allclose(_blocks(arena, 9472, np_dt, m), mx, rtol=tol)      # outReduceMax: this block's row max
+
+
+def test_softmax_flash_v2_half_data_with_float_statistics(arena: Arena):
+    x = np.linspace(-4, 4, 2 * 32).astype(np.float16).reshape(2, 32)
+    arena.put(0, x)
+    arena.run("SoftmaxFlashV2Mixed", dt="half", m=2, k=32, update=0, o0=0, od=4096, oi=8192, o4=8448, o1=8704, o2=8960, o3=9216)
+    mx = x.astype(np.float64).max(-1)
+    np.testing.assert_allclose(_blocks(arena, 8448, np.float32, 2), mx, rtol=1e-6)
+    np.testing.assert_allclose(_blocks(arena, 8192, np.float32, 2), np.exp(x - mx[:, None]).sum(-1), rtol=1e-3)
+
+
+def test_adjust_softmax_res_rewrites_rows_whose_max_matches(arena: Arena):
+    res = np.arange(4 * 16, dtype=np.float32).reshape(4, 16)
+    mx = np.repeat(np.array([1.0, -3.4028235e38, 2.0, -3.4028235e38], np.float32)[:, None], 8, 1)
+    arena.put(0, res); arena.put(4096, mx)
+    arena.run("AdjustSoftMaxRes", dt="float", m=4, k=16, **{"from": 0xFF7FFFFF}, to=0.0, od=0, o0=4096)
+    want = res.copy(); want[[1, 3]] = 0
+    np.testing.assert_array_equal(arena.get(0, np.float32, 64).reshape(4, 16), want)
+    assert arena.scalars()["adjusted"] == "1"
+    arena.run("AdjustSoftMaxRes", dt="float", m=4, k=16, **{"from": 0x7FC00000}, to=5.0, od=0, o0=4096)
+    assert arena.scalars()["adjusted"] == "0"
+
+
+@pytest.mark.parametrize("dt,np_dt", [("float", np.float32), ("half", np.float16)])
+def test_dropout_byte_and_bit_masks(arena: Arena, dt: str, np_dt):
+    rng = np.random.default_rng(12)
+    h, w = 4, 64
+    x = rng.standard_normal((h, w)).astype(np_dt)
+    x[0, 0] = np.inf
+    keep = rng.integers(0, 2, (h, w)).astype(np.uint8)
+    keep[0, 0] = 1
+    arena.put(0, x)
+    arena.put(8192, np.pad(keep, ((0, 0), (0, 32))))          # byte mode, rows padded to 96 bytes
+    arena.run("DropOut", dt=dt, h=h, w=w, mw=w + 32, keep=0.8, mode=1, o0=0, od=4096, o1=8192)
+    want = np.where(keep == 1, x.astype(np.float32) * np.float32(1 / np.float32(0.8)), 0).astype(np_dt)
+    np.testing.assert_allclose(arena.get(4096, np_dt, h * w).reshape(h, w), want, rtol=1e-3 if dt == "half" else 1e-6)
+    bits = np.packbits(keep, axis=1, bitorder="little")        # bit mode: 8 bytes per row, least significant bit first
+    arena.put(8192, bits)
+    arena.run("DropOut", dt=dt, h=h, w=w, mw=w // 8, keep=0.8, o0=0, od=4096, o1=8192)
+    np.testing.assert_allclose(arena.get(4096, np_dt, h * w).reshape(h, w), want, rtol=1e-3 if dt == "half" else 1e-6)
+
+
 # ---------------------------------------------------------------- rules
 
 def _scenarios() -> dict[str, list[tuple[str, int]]]:
@@ -532,3 +611,23 @@ def test_rule_ids_have_cards():
     cards = "\n".join(p.read_text() for p in (repo / "knowledge" / "cards").rglob("*.md"))
     for ident in {i for exp in RULES.values() for i, _ in exp}:
         assert f"id: {ident}\n" in cards, ident
+
+
+def test_registry_lists_the_new_apis_as_emulated_with_forms_and_dtypes():
+    from copilot.backends.sim.api_registry import registry
+
+    doc = registry().to_json()
+    by = {a["name"]: a for a in doc["apis"]}
+    new = ("AddReluCast", "SubReluCast", "MulCast", "AddDeqRelu", "MulAddRelu", "Copy", "PairReduceSum",
+           "GetDataBlockSizeInBytes", "GetICachePreloadStatus", "GetProgramCounter", "InitSocState", "Pad", "UnPad",
+           "Broadcast", "GetBroadcastTilingInfo", "Fill", "BatchNorm", "DeepNorm", "GroupNorm", "LayerNormGrad",
+           "LayerNormGradBeta", "WelfordUpdate", "WelfordFinalize", "SoftmaxFlashV2", "SoftMaxFlashV2TilingFunc",
+           "AdjustSoftMaxRes", "DropOut")
+    for name in new:
+        assert by[name]["status"] == "emulated", name
+    assert set(by["AddReluCast"]["forms"]) == {"count", "mask-bit", "mask-continuous"}
+    assert set(by["PairReduceSum"]["forms"]) == {"mask-bit", "mask-continuous"}
+    assert by["MulCast"]["dtypes"]["A2"] == ["half"] and "int64_t" in by["MulCast"]["dtypes"]["950"]
+    assert "bfloat16_t" in by["DropOut"]["dtypes"]["950"] and "bfloat16_t" not in by["DropOut"]["dtypes"]["A2"]
+    fams = doc["families"]["A2"]
+    assert sum(f["emulated"] for f in fams.values()) >= 0.9 * sum(f["supported"] for f in fams.values())

@@ -148,6 +148,46 @@ template <typename T> static bool library(const std::string& op) {
         else if (I("counts")) WelfordFinalize(at<float>("od"), at<float>("oi"), at<float>("o0"), at<float>("o1"), at<int32_t>("o2"), p);
         else if (tmp) WelfordFinalize(at<float>("od"), at<float>("oi"), at<float>("o0"), at<float>("o1"), t, p);
         else WelfordFinalize(at<float>("od"), at<float>("oi"), at<float>("o0"), at<float>("o1"), p);
+    } else if constexpr (std::is_integral_v<T>) {
+        return false;   // the softmax and dropout libraries take floating types only
+    } else if (op == "SoftmaxFlashV2" || op == "SoftmaxFlashV2Mixed") {
+        const uint32_t m = (uint32_t)I("m"), k = (uint32_t)I("k");
+        SoftMaxShapeInfo info{m, k, m, (uint32_t)I("ok", k)};
+        const tiling::SoftMaxTiling tl = SoftMaxFlashV2TilingFunc(info, sizeof(T), op == "SoftmaxFlashV2" ? sizeof(T) : 4, 0,
+                                                                  I("update") != 0);
+        const SoftMaxShapeInfo none{};
+        if (op == "SoftmaxFlashV2Mixed") {
+            auto d = at<half>("od"); auto x = at<half>("o0"); auto em = at<half>("o3");
+            auto su = at<float>("oi"); auto mx = at<float>("o4"); auto is = at<float>("o1"); auto im = at<float>("o2");
+            if (I("update")) SoftmaxFlashV2<half, true>(d, su, mx, x, em, is, im, tl, none);
+            else SoftmaxFlashV2<half, false>(d, su, mx, x, em, is, im, tl, none);
+        } else {
+            auto d = at<T>("od"); auto x = at<T>("o0"); auto em = at<T>("o3");
+            auto su = at<T>("oi"); auto mx = at<T>("o4"); auto is = at<T>("o1"); auto im = at<T>("o2"); auto rm = at<T>("o5");
+            const bool red = has("o5");
+            if (I("update")) {
+                if (red && tmp) SoftmaxFlashV2<T, true>(d, rm, su, mx, x, em, is, im, t, tl, info);
+                else if (red) SoftmaxFlashV2<T, true>(d, rm, su, mx, x, em, is, im, tl, info);
+                else if (tmp) SoftmaxFlashV2<T, true>(d, su, mx, x, em, is, im, t, tl, info);
+                else SoftmaxFlashV2<T, true>(d, su, mx, x, em, is, im, tl, info);
+            } else if (tmp) SoftmaxFlashV2<T, false>(d, su, mx, x, em, is, im, t, tl, info);
+            else SoftmaxFlashV2<T, false>(d, su, mx, x, em, is, im, tl, info);
+        }
+    } else if (op == "AdjustSoftMaxRes") {
+        SoftMaxShapeInfo info{(uint32_t)I("m"), (uint32_t)I("k"), (uint32_t)I("m"), (uint32_t)I("k")};
+        bool r;
+        if (I("step")) r = AdjustSoftMaxRes<T, float, false, 1>(at<T>("od"), at<float>("o0"), (uint32_t)I("from"), T((float)F("to")), info);
+        else r = AdjustSoftMaxRes<T, float>(at<T>("od"), at<float>("o0"), (uint32_t)I("from"), T((float)F("to")), info);
+        std::printf("adjusted=%d\n", (int)r);
+    } else if (op == "DropOut") {
+        DropOutShapeInfo info;
+        info.firstAxis = (uint32_t)I("h"); info.srcLastAxis = (uint32_t)I("w"); info.maskLastAxis = (uint32_t)I("mw");
+        const float kp = (float)F("keep", 0.5);
+        auto d = at<T>("od"); auto x = at<T>("o0"); auto mk = at<uint8_t>("o1");
+        if (I("mode") == 3) DropOut<T, false, 3>(d, x, mk, kp, info);
+        else if (I("mode") == 1) DropOut<T, false, 1>(d, x, mk, kp, info);
+        else if (tmp) DropOut(d, x, mk, t, kp, info);
+        else DropOut(d, x, mk, kp, info);
     } else {
         return false;
     }

@@ -283,6 +283,63 @@ static void welford_finalize_correction() {
     WelfordFinalize<false, corr>(u.c.Get<float>(), u.c.Get<float>()[8], u.a.Get<float>(), u.b.Get<float>(), p);  // EXPECT: L2.API_PARAM
 }
 
+// SCENARIO: flash_v2_unaligned_k
+static void flash_v2_unaligned_k() {
+    Ub u;
+    SoftMaxShapeInfo info{4, 12, 4, 12};
+    const tiling::SoftMaxTiling t = SoftMaxFlashV2TilingFunc(info, 4, 4, 0);
+    auto b = u.b.Get<float>();
+    SoftmaxFlashV2<float, false>(u.c.Get<float>(), b, b[64], u.a.Get<float>(), b[128], b[192], b[256], t, info);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: flash_v2_tmp_small
+static void flash_v2_tmp_small() {
+    Ub u;
+    SoftMaxShapeInfo info{4, 64, 4, 64};
+    const tiling::SoftMaxTiling t = SoftMaxFlashV2TilingFunc(info, 4, 4, 0);
+    auto b = u.b.Get<float>();
+    LocalTensor<uint8_t> tmp = u.t.Get<uint8_t>();
+    tmp.SetSize(64);
+    SoftmaxFlashV2<float, true>(u.c.Get<float>(), b, b[64], u.a.Get<float>(), b[128], b[192], b[256], tmp, t, info);  // EXPECT: L2.TMP_BUFFER
+}
+
+// SCENARIO: flash_v2_sum_overlaps_max
+static void flash_v2_sum_overlaps_max() {
+    Ub u;
+    SoftMaxShapeInfo info{4, 64, 4, 64};
+    const tiling::SoftMaxTiling t = SoftMaxFlashV2TilingFunc(info, 4, 4, 0);
+    auto b = u.b.Get<float>();
+    SoftmaxFlashV2<float, false>(u.c.Get<float>(), b, b[16], u.a.Get<float>(), b[128], b[192], b[256], t, info);  // EXPECT: L2.OPERAND_OVERLAP
+}
+
+// SCENARIO: adjust_softmax_res_shape
+static void adjust_softmax_res_shape() {
+    Ub u;
+    SoftMaxShapeInfo info{4, 10, 4, 10};
+    AdjustSoftMaxRes<float, float>(u.c.Get<float>(), u.a.Get<float>(), 0xFF7FFFFFu, 0.0f, info);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: dropout_keep_prob
+static void dropout_keep_prob() {
+    Ub u;
+    DropOutShapeInfo info; info.firstAxis = 4; info.srcLastAxis = 64; info.maskLastAxis = 64;
+    DropOut(u.c.Get<float>(), u.a.Get<float>(), u.b.Get<uint8_t>(), 1.0f, info);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: dropout_dtype
+static void dropout_dtype() {
+    Ub u;
+    DropOutShapeInfo info; info.firstAxis = 4; info.srcLastAxis = 64; info.maskLastAxis = 64;
+    DropOut(u.c.Get<int32_t>(), u.a.Get<int32_t>(), u.b.Get<uint8_t>(), 0.5f, info);  // EXPECT: L2.DTYPE_UNSUPPORTED
+}
+
+// SCENARIO: dropout_bit_mask_short
+static void dropout_bit_mask_short() {
+    Ub u;
+    DropOutShapeInfo info; info.firstAxis = 4; info.srcLastAxis = 64; info.maskLastAxis = 4;
+    DropOut(u.c.Get<float>(), u.a.Get<float>(), u.b.Get<uint8_t>(), 0.5f, info);  // EXPECT: L2.API_PARAM
+}
+
 // SCENARIO: end
 int main(int argc, char** argv) {
     const std::string s = argc > 1 ? argv[1] : "";
@@ -302,7 +359,8 @@ int main(int argc, char** argv) {
     S(broadcast_overlap) S(broadcast_rank_a2) S(broadcast_rank_range_950) S(fill_after_init_buffer) S(batch_norm_no_tiling)
     S(deep_norm_h_limit) S(group_norm_groups) S(layer_norm_grad_tmp_overlap) S(layer_norm_grad_beta_unaligned)
     S(welford_update_overlap) S(welford_update_param) S(welford_update_mean_dtype) S(welford_finalize_counts)
-    S(welford_finalize_correction)
+    S(welford_finalize_correction) S(flash_v2_unaligned_k) S(flash_v2_tmp_small) S(flash_v2_sum_overlaps_max)
+    S(adjust_softmax_res_shape) S(dropout_keep_prob) S(dropout_dtype) S(dropout_bit_mask_short)
 #undef S
     cannsim::end_block();
     return 0;

@@ -168,6 +168,38 @@ inline void GetWelfordFinalizeMaxMinTmpSize(const ge::Shape& srcShape, const uin
     minValue = maxValue = cannsim::tmp_model::norm_ext_min_bytes(ab, cannsim::tmp_model::kWelfordBuffers);
 }
 
+// ---- SoftmaxFlashV2 (srcShape [m, k]; dataTypeSize1 of x, dataTypeSize2 of sum/max) ----
+inline uint32_t GetSoftMaxFlashV2MinTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize1, const uint32_t dataTypeSize2,
+                                            const bool isUpdate, const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
+    (void)dataTypeSize1; (void)dataTypeSize2; (void)isUpdate; (void)isBasicBlock; (void)isFlashOutputBrc;
+    uint32_t m, k;
+    detail_host::rows_cols(srcShape, m, k);
+    return cannsim::tmp_model::rowwise_min_bytes(k, cannsim::tmp_model::kSoftmaxBuffers);
+}
+inline uint32_t GetSoftMaxFlashV2MaxTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize1, const uint32_t dataTypeSize2,
+                                            const bool isUpdate, const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
+    (void)dataTypeSize1; (void)dataTypeSize2; (void)isUpdate; (void)isBasicBlock; (void)isFlashOutputBrc;
+    uint32_t m, k;
+    detail_host::rows_cols(srcShape, m, k);
+    return cannsim::tmp_model::rowwise_max_bytes(m, k, cannsim::tmp_model::kSoftmaxBuffers);
+}
+inline void SoftMaxFlashV2TilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize1, const uint32_t dataTypeSize2,
+                                     const uint32_t localWorkSpaceSize, tiling::SoftMaxTiling& softmaxFlashTiling, const bool isUpdate,
+                                     const bool isBasicBlock = false, const bool isFlashOutputBrc = false) {
+    (void)dataTypeSize1; (void)isUpdate; (void)isBasicBlock; (void)isFlashOutputBrc;
+    SoftMaxTilingFunc(srcShape, dataTypeSize2, localWorkSpaceSize, softmaxFlashTiling);
+}
+
+// ---- DropOut: srcShape [firstAxis, srcLastAxis] ----
+inline void GetDropOutMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool isReuseSource,
+                                    uint32_t& maxValue, uint32_t& minValue) {
+    (void)typeSize; (void)isReuseSource;
+    const size_t n = srcShape.GetDimNum();
+    const uint64_t w = n ? host_ext::dim(srcShape, n - 1) : 0, h = n > 1 ? srcShape.GetShapeSize() / (w ? w : 1) : 1;
+    minValue = cannsim::tmp_model::dropout_min_bytes(w);
+    maxValue = cannsim::tmp_model::dropout_max_bytes(h, w);
+}
+
 }  // namespace AscendC
 
 #endif  // CANNSIM_HL_HOST_EXT_H

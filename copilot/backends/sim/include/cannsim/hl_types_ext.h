@@ -29,6 +29,12 @@ struct BroadcastTiling {
     bool srcInnerPad = false;
 };
 
+struct DropOutShapeInfo {
+    uint32_t firstAxis = 0;      // rows of srcLocal and maskLocal
+    uint32_t srcLastAxis = 0;    // elements per srcLocal row
+    uint32_t maskLastAxis = 0;   // uint8 elements per maskLocal row, padding included
+};
+
 struct WelfordUpdateParam {
     uint32_t rnLength = 1;
     uint32_t abLength = 0;
@@ -83,6 +89,9 @@ inline uint32_t broadcast_max_bytes(uint64_t dst_elems, uint32_t typeSize) {
     const uint32_t b = up32_ext(dst_elems * typeSize);
     return b > 256 ? b : 256;
 }
+// DropOut: one cleaned mask row and one float row (minimum), every row (maximum).
+inline uint32_t dropout_min_bytes(uint64_t width) { return up32_ext(width) + up32_ext(width * 4); }
+inline uint32_t dropout_max_bytes(uint64_t height, uint64_t width) { return static_cast<uint32_t>((height ? height : 1) * dropout_min_bytes(width)); }
 // Row-wise normalization libraries: `buffers` float rows of the reduced axis (minimum one row of
 // each; maximum all rows).
 inline uint32_t norm_ext_min_bytes(uint64_t row, uint32_t buffers) { return up32_ext(row * 4) * buffers + 64; }
