@@ -94,7 +94,7 @@ class CannpilotApp(App):
                  store: Any = "default", settings: Settings | None = None,
                  settings_path: Path | None = None,
                  agent_factory: Callable | None = None, evaluator_factory: Callable | None = None,
-                 cursor_blink: bool = True) -> None:
+                 cursor_blink: bool = True, lesson: int | str | None = None, chip: str | None = None) -> None:
         """`store`: "default" (the settings' store file), a path, a store object, or None.
         `settings`: loaded by the caller (flags applied), else from `settings_path`."""
         super().__init__()
@@ -115,6 +115,9 @@ class CannpilotApp(App):
         self.agent_factory = agent_factory
         self.evaluator_factory = evaluator_factory
         self.cursor_blink = cursor_blink
+        self.lesson = lesson                      # `cannpilot learn N`: open the Learn screen alone
+        self.lesson_chip = chip
+        self.lesson_grader: Callable | None = None   # tests inject a fake grader here
         self.model = BoardModel()
         self.draft = DecisionDraft()
         self.model.queued = self.draft.queued
@@ -142,6 +145,9 @@ class CannpilotApp(App):
         self.theme = name
         if self.settings.tui.keymap:
             self.set_keymap(self.settings.tui.keymap)
+        if self.lesson is not None:
+            self.open_lesson(self.lesson, exit_on_leave=True)
+            return
         from tui.screens.main import MainScreen
 
         self.push_screen(MainScreen(self.model))
@@ -188,6 +194,15 @@ class CannpilotApp(App):
                 self._store = SessionStore(self.settings.store_path()) if spec == "default" else (
                     SessionStore(spec) if isinstance(spec, (str, Path)) else spec)
             return self._store
+
+    def open_lesson(self, ref: int | str, exit_on_leave: bool = False, grader: Callable | None = None) -> None:
+        """Teaching mode: the Learn screen on lesson `ref` (progress in the session store)."""
+        from copilot.learn import get_lesson
+        from tui.screens.learn import LearnScreen
+
+        self.push_screen(LearnScreen(get_lesson(ref), self.store(), grader=grader or self.lesson_grader,
+                                     chip=self.lesson_chip,
+                                     cursor_blink=self.cursor_blink, exit_on_leave=exit_on_leave))
 
     def start_session(self, request: SessionRequest) -> None:
         """Start a new engine run (a new or resumed session); a running one is cancelled first."""
