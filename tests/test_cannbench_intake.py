@@ -423,3 +423,154 @@ def test_a_command_imports_only_its_own_module(tmp_path):
     warm = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=REPO)
     assert first.stdout.splitlines()[-1].startswith("MODULES 0"), first.stderr[-400:]
     assert warm.stdout.splitlines()[-1] == "MODULES 0 False False", warm.stderr[-400:]
+
+
+# --- the evolution's correctness stage on a task that is not built in -------------------------
+
+_TAIL_BUG = (r"(DataCopyExtParams p\{static_cast<uint16_t>\(nr\), )static_cast<uint32_t>\(cw \* sizeof\((DTYPE_\w+)\)\)",
+             r"\1static_cast<uint32_t>((cw * sizeof(\2)) / 32 * 32)")     # rows stored in whole 32 B blocks
+
+
+def _sigmoid_task(tmp_path):
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeSigmoid
+          inputs: [{name: x, dtype: [float32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[64]], dtype: [float32]}
+        - {case_id: 2, input_shape: [[1031, 1031]], dtype: [float32]}
+        """, "import torch\ndef probe_sigmoid(x):\n    return torch.sigmoid(x)\n", name="probe_sigmoid")
+    return load_task(d)
+
+
+def test_correctness_stage_runs_the_twins_of_a_public_task_and_they_catch_an_unaligned_tail_bug(tmp_path):
+    import re
+
+    from copilot.events import Candidate
+    from copilot.evolution.evaluate import SimEvaluator
+    from copilot.lowering import lower
+
+    task = _sigmoid_task(tmp_path)                  # case 1: 64 (aligned, quick); case 2: 1031 x 1031
+    buggy = re.sub(*_TAIL_BUG, lower(task).source)
+    assert buggy != lower(task).source
+    ev = SimEvaluator(workdir=tmp_path / "cands", perf="1")
+    assert [c.id for c in ev.correctness_cases(task)] == ["1", "2q"]
+    twin = ev.correctness_cases(task)[1]
+    assert twin.shapes[0][0] < 1031 and twin.shapes[0][0] % 16 and twin.shapes[0] == (twin.shapes[0][0],) * 2
+    result = ev.evaluate_sync(task, Candidate("r1-c1", buggy, 1, "offline"))
+    assert result.status == "incorrect"
+    assert [(c["id"], c["passed"]) for c in result.cases] == [("1", True), ("2q", False)]
+    task.builtin = True                             # a built-in task keeps the quick tier alone
+    assert [c.id for c in SimEvaluator(workdir=tmp_path / "b").correctness_cases(task)] == ["1"]
+
+
+def test_the_winner_is_rerun_on_every_case_before_it_is_reported_correct(tmp_path, monkeypatch):
+    import re
+
+    from copilot.events import Candidate
+    from copilot.evolution.evaluate import SimEvaluator
+    from copilot.lowering import lower
+
+    task = _sigmoid_task(tmp_path)
+    source = lower(task).source
+    ev = SimEvaluator(workdir=tmp_path / "cands", perf="1")
+    good = ev.confirm(task, Candidate("r1-c1", source, 1, "offline"))
+    assert good.status == "passed"
+    assert [(c["id"], c["role"], c.get("passed")) for c in good.cases if c["role"] == "correctness"] == \
+        [("2", "correctness", True)]                # the full case, beyond its twin
+    # a tier that missed the bug (only the aligned quick case): the re-run still finds it
+    monkeypatch.setattr(SimEvaluator, "correctness_cases", lambda self, t: [t.case("1")])
+    buggy = Candidate("r1-c2", re.sub(*_TAIL_BUG, source), 1, "offline")
+    assert ev.evaluate_sync(task, buggy).status == "passed"
+    bad = ev.confirm(task, buggy)
+    assert bad.status == "incorrect" and bad.cases[-1]["id"] == "2" and bad.cases[-1]["passed"] is False
+
+
+# --- the harness: an omitted optional input is a null GM address -------------------------------
+
+_OPTIONAL_BIAS_KERNEL = r'''
+#include "kernel_operator.h"
+#include "tiling/platform/platform_ascendc.h"
+#include "register/op_def_registry.h"
+
+struct BiasTiling { uint32_t n; uint32_t hasBias; };
+
+extern "C" __global__ __aicore__ void opt_bias(GM_ADDR x, GM_ADDR bias, GM_ADDR y, GM_ADDR workspace,
+                                               GM_ADDR tiling)
+{
+    REGISTER_TILING_DEFAULT(BiasTiling);
+    GET_TILING_DATA(t, tiling);
+    AscendC::TPipe pipe;
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> inX, inB;
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outY;
+    pipe.InitBuffer(inX, 1, t.n * sizeof(float));
+    pipe.InitBuffer(inB, 1, t.n * sizeof(float));
+    pipe.InitBuffer(outY, 1, t.n * sizeof(float));
+    AscendC::GlobalTensor<float> xg, bg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, t.n);
+    yg.SetGlobalBuffer((__gm__ float*)y, t.n);
+    AscendC::LocalTensor<float> lx = inX.AllocTensor<float>();
+    AscendC::DataCopy(lx, xg, t.n);
+    inX.EnQue(lx);
+    const bool nullBias = bias == nullptr;
+    if (!nullBias) {
+        bg.SetGlobalBuffer((__gm__ float*)bias, t.n);
+        AscendC::LocalTensor<float> lb = inB.AllocTensor<float>();
+        AscendC::DataCopy(lb, bg, t.n);
+        inB.EnQue(lb);
+    }
+    lx = inX.DeQue<float>();
+    AscendC::LocalTensor<float> ly = outY.AllocTensor<float>();
+    if (!nullBias) {
+        AscendC::LocalTensor<float> lb = inB.DeQue<float>();
+        AscendC::Add(ly, lx, lb, t.n);
+        inB.FreeTensor(lb);
+    } else {
+        AscendC::Adds(ly, lx, 0.0f, t.n);
+    }
+    if (nullBias == (t.hasBias != 0)) {      // the entry and the tiling disagree: a wrong answer
+        AscendC::Adds(ly, ly, 100.0f, t.n);
+    }
+    inX.FreeTensor(lx);
+    outY.EnQue(ly);
+    ly = outY.DeQue<float>();
+    AscendC::DataCopy(yg, ly, t.n);
+    outY.FreeTensor(ly);
+}
+
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    auto* t = context->GetTilingData<BiasTiling>();
+    t->n = (uint32_t)context->GetInputShape(0)->GetStorageShape().GetShapeSize();
+    t->hasBias = context->GetOptionalInputShape(1) != nullptr;
+    context->SetBlockDim(1);
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+'''
+
+
+def test_an_omitted_optional_input_reaches_the_kernel_as_a_null_gm_address(tmp_path):
+    from copilot.backends.sim import check_kernel
+
+    d = _task(tmp_path, """
+        operator:
+          name: OptBias
+          inputs:
+          - {name: x, dtype: [float32]}
+          - {name: bias, dtype: [float32], optional: true}
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[1024], [1024]], dtype: [float32, float32]}
+        - {case_id: 2, input_shape: [[1024], null], dtype: [float32]}
+        """, "def opt_bias(x, bias=None):\n    return x if bias is None else x + bias\n", name="opt_bias")
+    kernel = tmp_path / "opt_bias.cpp"
+    kernel.write_text(_OPTIONAL_BIAS_KERNEL)
+    report = check_kernel(kernel, load_task(d), cases="all")
+    doc = report.to_json()
+    assert doc["compiled"], doc["diagnostics"]
+    assert [(c["id"], c["passed"]) for c in doc["cases"]] == [("1", True), ("2", True)], doc["cases"]

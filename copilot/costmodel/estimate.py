@@ -35,11 +35,13 @@ class OutputShape:
 def output_shapes(task: Task, case: Case) -> list[OutputShape]:
     """Output shapes and dtypes from the golden on meta tensors (falls back to a real run of the
     golden in the case dtype when an op has no meta kernel)."""
-    metas = [torch.empty(s, dtype=dtype_of(d).torch, device="meta") for s, d in zip(case.shapes, case.dtypes)]
-    attrs = {k: v for k, v in case.attrs.items() if v is not None}
+    from copilot.oracle.golden import golden_arguments
+    from copilot.oracle.inputs import meta_inputs
+
+    args, kwargs = golden_arguments(task, case, meta_inputs(task, case))
     try:
         with torch.no_grad():
-            out = task.golden(*metas, **attrs)
+            out = task.golden(*args, **kwargs)
     except Exception:
         from copilot.oracle import make_inputs, reference
 
@@ -52,7 +54,7 @@ def output_shapes(task: Task, case: Case) -> list[OutputShape]:
 
 def bytes_moved(case: Case, outs: list[OutputShape]) -> float:
     """The bytes any kernel must move through HBM: every input read once, every output written once."""
-    ins = sum(math.prod(s) * dtype_of(d).itemsize for s, d in zip(case.shapes, case.dtypes))
+    ins = sum(case.numel(i) * dtype_of(d).itemsize for i, d in enumerate(case.dtypes) if d)
     return float(ins + sum(math.prod(o.shape) * dtype_of(o.dtype).itemsize for o in outs))
 
 
@@ -162,12 +164,15 @@ class _AtenRecorder(TorchDispatchMode):
 def vector_work(task: Task, case: Case, arch: int = 2201) -> VectorWork:
     """Run the golden on meta tensors, recording each aten op, and add up the vector work of its
     recipe. Unknown when the golden has no meta kernel or uses an op without a recipe."""
+    from copilot.oracle.golden import golden_arguments
+    from copilot.oracle.inputs import meta_inputs
+
     record = _AtenRecorder()
-    metas = [torch.empty(s, dtype=dtype_of(d).torch, device="meta") for s, d in zip(case.shapes, case.dtypes)]
-    attrs = {k: v for k, v in case.attrs.items() if v is not None}
+    # as the oracle calls it: None for an omitted optional input, a list for a tensor list
+    args, kwargs = golden_arguments(task, case, meta_inputs(task, case))
     try:
         with torch.no_grad(), record:
-            task.golden(*metas, **attrs)
+            task.golden(*args, **kwargs)
     except Exception as exc:
         return VectorWork(None, f"the golden does not run on meta tensors ({type(exc).__name__})")
     total = 0.0

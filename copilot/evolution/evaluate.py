@@ -1,7 +1,10 @@
 """The evaluation cascade of a candidate on the sim backend.
 
 lint (what is visibly wrong in the source) → build → one smoke case → every correctness case
-(the quick tier) → the performance cases (time ESTIMATED by the cost model). Each step stops the
+(the quick tier; for a task that is not built in, also the shrunk twins of its larger cases, so
+the tier has every dtype, value range, rank and alignment class of the task) → the performance
+cases (time ESTIMATED by the cost model). The winner's `confirm` runs every other case of the
+task before it is reported correct. Each step stops the
 cascade on failure, so a broken candidate costs a compile, not a suite. Results are cached by the
 candidate's normalized code, and references (the fp64 oracle) by case: a round of variants of the
 same task computes each golden once.
@@ -76,6 +79,7 @@ class SimEvaluator:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._cache: dict[str, Evaluation] = {}
         self._refs: dict[tuple[str, str], _Ref] = {}
+        self._tiers: dict[str, list[Case]] = {}
         self._lock = threading.Lock()
 
     async def evaluate(self, task: Task, candidate: Candidate) -> Evaluation:
@@ -94,8 +98,6 @@ class SimEvaluator:
         return ev
 
     def _cascade(self, task: Task, candidate: Candidate) -> Evaluation:
-        from copilot.backends import sim
-        from copilot.oracle import run_verdict
         from copilot.tasks import select_cases
 
         findings = lint(candidate.code)
@@ -105,38 +107,18 @@ class SimEvaluator:
         if not path.exists():
             path.write_text(candidate.code, encoding="utf-8")
 
-        quick = select_cases(task, "quick")
-        smoke = min(quick, key=lambda c: c.total_numel)
-        ordered = [smoke] + [c for c in quick if c is not smoke]
+        tier = self.correctness_cases(task)
+        smoke = min(tier, key=lambda c: c.total_numel)
+        ordered = [smoke] + [c for c in tier if c is not smoke]
         builds: dict[tuple, object] = {}
         cases_out, diags = [], list(findings)
         build_seconds = 0.0
         for case in ordered:
-            r = self._reference(task, case)
-            out_dtypes = [o.dtype for o in r.ref.outputs]
-            bkey = tuple(case.dtypes) + tuple(out_dtypes)
-            b = builds.get(bkey)
-            if b is None:
-                t0 = time.perf_counter()
-                b = sim.build(path, task, list(case.dtypes) + out_dtypes, self.chip)
-                build_seconds += time.perf_counter() - t0
-                builds[bkey] = b
-                diags += [d.to_json() for d in b.diagnostics]
-                if not b.ok:
-                    return Evaluation("build_failed", diagnostics=diags, build_ok=False,
-                                      build_seconds=build_seconds)
-            run = sim.run(b, task, case, r.inputs, outputs=r.ref.outputs, chip=self.chip)
-            diags += [d.to_json() for d in run.diagnostics]
-            verdict = run_verdict(task, r.ref, run, r.inputs, case)
-            errors = [d for d in run.diagnostics if d.is_error]
-            passed = bool(verdict.passed)
-            cases_out.append({"id": case.id, "passed": passed, "mere": _num(verdict.mere),
-                              "mare": _num(verdict.mare), "failure_class": verdict.failure_class,
-                              "message": verdict.message, "role": "correctness"})
-            if not passed:
-                crashed = any(d.id.startswith("RUN.") for d in errors)
-                return Evaluation("crashed" if crashed else "incorrect", cases=cases_out,
-                                  diagnostics=_dedupe(diags), build_seconds=build_seconds)
+            failed, seconds = self._judge(task, case, builds, path, cases_out, diags)
+            build_seconds += seconds
+            if failed is not None:
+                failed.build_seconds = build_seconds
+                return failed
 
         times, roofs = [], []
         for case in select_cases(task, self.perf):
@@ -160,6 +142,53 @@ class SimEvaluator:
                           cases=cases_out, diagnostics=_dedupe(diags), build_seconds=build_seconds)
 
     # Pieces -------------------------------------------------------------------------------
+
+    def correctness_cases(self, task: Task) -> list[Case]:
+        """The correctness tier: the quick tier, and for a task that is not built in (a public
+        task's quick tier is 1-4 small cases) the twins of its larger cases too."""
+        from copilot.tasks import select_cases
+
+        with self._lock:
+            hit = self._tiers.get(task.name)
+        if hit is None:
+            hit = select_cases(task, "quick" if task.builtin else "twins")
+            with self._lock:
+                self._tiers[task.name] = hit
+        return hit
+
+    def _judge(self, task: Task, case: Case, builds: dict, path: Path, cases_out: list,
+               diags: list) -> tuple[Evaluation | None, float]:
+        """Build (once per dtype combination), run and judge one correctness case, appending its
+        row and diagnostics: (the Evaluation that stops the cascade if it failed, else None;
+        seconds spent building)."""
+        from copilot.backends import sim
+        from copilot.oracle import run_verdict
+
+        seconds = 0.0
+        r = self._reference(task, case)
+        out_dtypes = [o.dtype for o in r.ref.outputs]
+        bkey = tuple(case.dtypes) + tuple(out_dtypes)
+        b = builds.get(bkey)
+        if b is None:
+            t0 = time.perf_counter()
+            b = sim.build(path, task, list(case.dtypes) + out_dtypes, self.chip)
+            seconds = time.perf_counter() - t0
+            builds[bkey] = b
+            diags += [d.to_json() for d in b.diagnostics]
+            if not b.ok:
+                return Evaluation("build_failed", diagnostics=diags, build_ok=False), seconds
+        run = sim.run(b, task, case, r.inputs, outputs=r.ref.outputs, chip=self.chip)
+        diags += [d.to_json() for d in run.diagnostics]
+        verdict = run_verdict(task, r.ref, run, r.inputs, case)
+        passed = bool(verdict.passed)
+        cases_out.append({"id": case.id, "passed": passed, "mere": _num(verdict.mere),
+                          "mare": _num(verdict.mare), "failure_class": verdict.failure_class,
+                          "message": verdict.message, "role": "correctness"})
+        if passed:
+            return None, seconds
+        crashed = any(d.id.startswith("RUN.") for d in run.diagnostics if d.is_error)
+        return Evaluation("crashed" if crashed else "incorrect", cases=cases_out,
+                          diagnostics=_dedupe(diags)), seconds
 
     def _reference(self, task: Task, case: Case) -> _Ref:
         from copilot.oracle import make_inputs, reference
@@ -193,7 +222,7 @@ class SimEvaluator:
             if est is None:
                 return None
             return est.time_us, est.roofline_fraction, {"bottleneck": est.bottleneck, "pipes_us": est.pipes_us,
-                                                         "t_hw_us": est.t_hw_us, "timing": "estimate",
+                                                         "t_hw_us": est.t_hw_us, "timing": "estimate", "est_band": est.band,
                                                          "judged": False}
         judged = "full" if full else "sampled blocks"
         t = timed_case(b, task, case, self.chip, r.inputs, r.ref, full=full)
@@ -205,12 +234,14 @@ class SimEvaluator:
         if est is None:
             return None
         return est.time_us, est.roofline_fraction, {"bottleneck": est.bottleneck, "pipes_us": est.pipes_us,
-                                                     "t_hw_us": est.t_hw_us, "timing": "estimate",
+                                                     "t_hw_us": est.t_hw_us, "timing": "estimate", "est_band": est.band,
                                                      "judged": judged}
 
     def confirm(self, task: Task, candidate: Candidate) -> Evaluation:
         """The winner's check before it is reported: every performance case run in full (all
-        blocks, every element judged). 'passed' with the full-run estimate, or the failure."""
+        blocks, every element judged) and every other case of the task judged, so a kernel is
+        reported correct on all of them. 'passed' with the full-run estimate, or the failure."""
+        from copilot.oracle import CaseTooLarge
         from copilot.tasks import select_cases
 
         path = self.workdir / f"{task.name}-{code_hash(candidate.code)}.cpp"
@@ -218,7 +249,21 @@ class SimEvaluator:
             path.write_text(candidate.code, encoding="utf-8")
         builds: dict = {}
         cases_out, times = [], []
-        for case in select_cases(task, self.perf):
+        perf = select_cases(task, self.perf)
+        judged = {c.id for c in self.correctness_cases(task)} | {c.id for c in perf}
+        diags: list = []
+        for case in task.cases:         # every case of the task the cascade did not judge
+            if case.id in judged:
+                continue
+            try:
+                failed, _ = self._judge(task, case, builds, path, cases_out, diags)
+            except CaseTooLarge as e:   # no oracle fits: correctness rests on its twin
+                cases_out.append({"id": case.id, "role": "correctness", "passed": None,
+                                  "failure_class": "too_large", "message": str(e)})
+                continue
+            if failed is not None:
+                return failed
+        for case in perf:
             timed = self._time_case(task, case, builds, path, full=True)
             if isinstance(timed, Evaluation):
                 return Evaluation(timed.status, cases=timed.cases, diagnostics=timed.diagnostics)

@@ -191,7 +191,7 @@ def check_kernel(kernel_path, task, chip: str = DEFAULT_CHIP, cases: str = "quic
         key = tuple(case.dtypes) + tuple(out_dtypes)
         b = builds.get(key)
         if b is None:
-            say(f"building {path.name} for {'/'.join(dict.fromkeys(key))} on {profile.name}")
+            say(f"building {path.name} for {'/'.join(dict.fromkeys(k for k in key if k))} on {profile.name}")
             b = build(path, task, list(case.dtypes) + out_dtypes, profile)
             builds[key] = b
             report.build_seconds += b.seconds

@@ -397,9 +397,11 @@ def _dtype_macros(task, dtypes: list[str]) -> list[tuple[str, str]]:
     if len(dts) < len(names):
         fill = dts[0] if dts else "float32"
         dts += [fill] * (len(names) - len(dts))
+    protos = [t.dtypes[0] if t.dtypes else "float32" for t in [*task.inputs, *task.outputs]]
     out = []
-    for name, dt in zip(names, dts):
-        out.append((f"DTYPE_{re.sub(r'[^A-Za-z0-9]', '_', name).upper()}", lookup_dtype(dt).cpp))
+    for name, dt, proto in zip(names, dts, protos):
+        # an omitted optional input (dtype None) keeps its macro: the proto's first dtype
+        out.append((f"DTYPE_{re.sub(r'[^A-Za-z0-9]', '_', name).upper()}", lookup_dtype(dt or proto).cpp))
     return out
 
 

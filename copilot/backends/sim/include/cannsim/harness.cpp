@@ -485,6 +485,7 @@ static void fill_context(const CaseDesc& c, gert::TilingContext& ctx, TilingShar
             s = &ctx.in_shapes_[ctx.num_inputs_];
             d = &ctx.in_desc_[ctx.num_inputs_];
             auto& tensor = ctx.in_tensor_[ctx.num_inputs_];
+            ctx.in_absent_[ctx.num_inputs_] = t.path == "null";
             ++ctx.num_inputs_;
             for (int64_t dim : t.shape) { tensor.shape_.MutableOriginShape().AppendDim(dim); tensor.shape_.MutableStorageShape().AppendDim(dim); }
             tensor.dtype_ = static_cast<ge::DataType>(t.ge_dtype);
@@ -519,6 +520,10 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     // GM buffers: inputs and outputs are the run directory's files (or anonymous memory for "-").
     std::vector<uint8_t*> args;
     for (const auto& t : c.tensors) {
+        if (t.path == "null") {             // an omitted optional input: a null GM address
+            args.push_back(nullptr);
+            continue;
+        }
         const bool anonymous = t.path == "-";
         int fd = anonymous ? -1 : open(t.path.c_str(), O_RDWR | O_CLOEXEC);
         GmBuffer b;

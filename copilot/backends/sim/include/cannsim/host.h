@@ -221,13 +221,14 @@ public:
     static constexpr size_t kMaxWorkspaces = 16;
 
     const StorageShape* GetInputShape(size_t i) const { return i < num_inputs_ ? &in_shapes_[i] : nullptr; }
-    const StorageShape* GetOptionalInputShape(size_t i) const { return GetInputShape(i); }
+    // An omitted optional input: no shape, desc or tensor (CANN returns nullptr for it).
+    const StorageShape* GetOptionalInputShape(size_t i) const { return i < num_inputs_ && in_absent_[i] ? nullptr : GetInputShape(i); }
     const StorageShape* GetOutputShape(size_t i) const { return i < num_outputs_ ? &out_shapes_[i] : nullptr; }
     const CompileTimeTensorDesc* GetInputDesc(size_t i) const { return i < num_inputs_ ? &in_desc_[i] : nullptr; }
-    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return GetInputDesc(i); }
+    const CompileTimeTensorDesc* GetOptionalInputDesc(size_t i) const { return i < num_inputs_ && in_absent_[i] ? nullptr : GetInputDesc(i); }
     const CompileTimeTensorDesc* GetOutputDesc(size_t i) const { return i < num_outputs_ ? &out_desc_[i] : nullptr; }
     const Tensor* GetInputTensor(size_t i) const { return i < num_inputs_ ? &in_tensor_[i] : nullptr; }
-    const Tensor* GetOptionalInputTensor(size_t i) const { return GetInputTensor(i); }
+    const Tensor* GetOptionalInputTensor(size_t i) const { return i < num_inputs_ && in_absent_[i] ? nullptr : GetInputTensor(i); }
     const RuntimeAttrs* GetAttrs() const { return &attrs_; }
     size_t GetComputeNodeInputNum() const { return num_inputs_; }
     size_t GetComputeNodeOutputNum() const { return num_outputs_; }
@@ -269,6 +270,7 @@ public:
     StorageShape in_shapes_[kMaxIo], out_shapes_[kMaxIo];
     CompileTimeTensorDesc in_desc_[kMaxIo], out_desc_[kMaxIo];
     Tensor in_tensor_[kMaxIo];
+    bool in_absent_[kMaxIo] = {};
     RuntimeAttrs attrs_;
     TilingData raw_;
     uint32_t block_dim_ = 0;
