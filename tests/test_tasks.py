@@ -98,6 +98,9 @@ MALFORMED = {
                                    r"input 'x' has dtype int32, which the proto does not allow"),
     "attr of wrong type": (lambda d: _replace(d / "cases.yaml", "attrs: {scale: 0.5}", "attrs: {scale: fast}"),
                            r"attr 'scale' = 'fast' is not a float"),
+    "our former int_tolerance key": (lambda d: _replace(d / "proto.yaml", "{name: y, dtype: [float16, bfloat16, float32]}",
+                                                        "{name: y, dtype: [float16, bfloat16, float32], int_tolerance: 1}"),
+                                     r"\(y\): int_tolerance is no longer read; .*precision_thresholds: \{int8: 1\}"),
 }
 
 

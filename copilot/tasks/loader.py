@@ -130,17 +130,18 @@ def _tensor_specs(items: Any, kind: str, proto_path: Path) -> list[TensorSpec]:
             raise BadInput(f"{where} ({item['name']}): needs a 'dtype' list")
         dtypes = tuple(_dtype_name(d, f"{where} ({item['name']})") for d in raw_list)
         compare = item.get("compare", True)
-        tol = item.get("int_tolerance", 0)
-        if kind == "inputs" and ("compare" in item or "int_tolerance" in item):
-            raise BadInput(f"{where} ({item['name']}): compare/int_tolerance apply to outputs only")
+        if "int_tolerance" in item:     # our former extension; the public spec's key replaces it
+            raise BadInput(f"{where} ({item['name']}): int_tolerance is no longer read; declare the "
+                           "tolerance per output dtype as the public protos do: "
+                           "operator.precision_thresholds: {int8: 1}")
+        if kind == "inputs" and "compare" in item:
+            raise BadInput(f"{where} ({item['name']}): compare applies to outputs only")
         if not isinstance(compare, bool):
             raise BadInput(f"{where} ({item['name']}): compare must be true or false, got {compare!r}")
-        if not isinstance(tol, int) or isinstance(tol, bool) or tol < 0:
-            raise BadInput(f"{where} ({item['name']}): int_tolerance must be a non-negative integer")
         optional, is_list = item.get("optional", False), item.get("is_list", False)
         if not isinstance(optional, bool) or not isinstance(is_list, bool):
             raise BadInput(f"{where} ({item['name']}): optional and is_list must be true or false")
-        specs.append(TensorSpec(str(item["name"]), dtypes, str(item.get("description", "")), compare, tol,
+        specs.append(TensorSpec(str(item["name"]), dtypes, str(item.get("description", "")), compare,
                                 optional=optional and kind == "inputs", is_list=is_list and kind == "inputs"))
     names = [s.name for s in specs]
     if len(set(names)) != len(names):

@@ -19,8 +19,6 @@ class TensorSpec:
     dtypes: tuple[str, ...]
     description: str = ""
     compare: bool = True          # outputs only: judged at all (public layout's `compare`)
-    int_tolerance: int = 0        # outputs only: integer outputs may differ by this much
-                                  # (our extension, for quantised values at rounding ties)
     optional: bool = False        # inputs only: a case may omit it (`null`); the golden gets None
     is_list: bool = False         # inputs only: a tensor list (TensorList), one shape per element
 
