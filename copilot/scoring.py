@@ -211,10 +211,37 @@ def task_baselines(task_path, chip: str) -> dict[str, Baseline]:
 def candidate_hap(cases: list[dict], baselines: dict[str, Baseline]) -> float | None:
     """The mean HAP over a candidate's timed (performance) cases that have a baseline; None when
     none has. A summary for the leaderboard, not a CANN-Bench quantity."""
-    haps = [hap(c["est_us"], baselines[str(c["id"])]) for c in cases
-            if c.get("role") == "performance" and c.get("est_us") and c.get("passed") is not False
-            and str(c.get("id")) in baselines]
+    haps = [hap(c["est_us"], baselines[str(c["id"])]) for c in _timed_with_baseline(cases, baselines)]
     return sum(haps) / len(haps) if haps else None
+
+
+def _timed_with_baseline(cases: list[dict], baselines: dict[str, Baseline]) -> list[dict]:
+    return [c for c in cases if c.get("role") == "performance" and c.get("est_us") and c.get("passed") is not False
+            and str(c.get("id")) in baselines]
+
+
+def candidate_hap_band(cases: list[dict], baselines: dict[str, Baseline]) -> tuple[float, float] | None:
+    """The mean HAP at the two ends of each case's error band (`est_band`: the measured time lies in
+    [est / (1 + b), est * (1 + b)] for 80 % of held-out cases): (low, high). None when no timed case
+    has a baseline; a case without a band counts at its estimate."""
+    timed = _timed_with_baseline(cases, baselines)
+    if not timed:
+        return None
+    lo = [hap(c["est_us"] * (1 + (c.get("est_band") or 0.0)), baselines[str(c["id"])]) for c in timed]
+    hi = [hap(c["est_us"] / (1 + (c.get("est_band") or 0.0)), baselines[str(c["id"])]) for c in timed]
+    return sum(lo) / len(lo), sum(hi) / len(hi)
+
+
+def vendor_verdict(est_us: float, band: float | None, baseline_us: float) -> str:
+    """`faster` / `slower` than the vendor's measured time only when the whole band is on that side;
+    `within the band` otherwise (and for an estimate without a band: an uncalibrated chip)."""
+    if band is None:
+        return "within the band"
+    if est_us * (1 + band) < baseline_us:
+        return "faster"
+    if est_us / (1 + band) > baseline_us:
+        return "slower"
+    return "within the band"
 
 
 def session_score(cases: list[dict], baselines: dict[str, Baseline]) -> tuple[float, int]:

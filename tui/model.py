@@ -73,11 +73,20 @@ class SliceInfo:
     source: str = "agent"             # "agent": sent with a prompt; "preview": assembled for display
 
 
-def format_time(time_us: float | None, timing: str) -> str:
-    """A fitness time with its provenance: sim times are estimates, never measurements."""
+def format_time(time_us: float | None, timing: str, band: float | None = None) -> str:
+    """A fitness time with its provenance: sim times are estimates, never measurements; an
+    estimate carries its error band (`12.70 µs est. (±35%)`) when the chip is calibrated."""
     if not time_us:
         return "—"
-    return f"{time_us:.2f} µs {'est.' if timing == 'estimate' else 'meas.'}"
+    if timing == "estimate":
+        return f"{time_us:.2f} µs est." + (f" (±{band:.0%})" if band is not None else "")
+    return f"{time_us:.2f} µs meas."
+
+
+def row_band(row: Row) -> float | None:
+    """A candidate's error band: the widest of its timed cases' bands (None: no case has one)."""
+    bands = [c["est_band"] for c in row.cases if c.get("est_band") is not None]
+    return max(bands) if bands else None
 
 
 def marks(row: Row) -> str:
@@ -295,7 +304,7 @@ class BoardModel:
             row.origin,
             (row.strategy[3:] if row.strategy.startswith("L3.") else row.strategy) or "—",
             STATUS_WORDS.get(row.status, row.status),
-            format_time(row.time_us, row.timing),
+            format_time(row.time_us, row.timing, row_band(row)),
             f"{speed:.2f}×" if speed else "—",
             f"{roof:.0%}" if roof and not math.isnan(roof) else "—",
             self.hap_text(row),
@@ -305,7 +314,12 @@ class BoardModel:
     def hap_text(self, row: Row) -> str:
         """CANN-Bench's HAP of a candidate: the mean over its timed cases (estimates on sim)."""
         h = scoring.candidate_hap(row.cases, self.baselines) if self.baselines and row.ranked else None
-        return "—" if h is None else f"{h:.2f}"
+        if h is None:
+            return "—"
+        lo_hi = scoring.candidate_hap_band(row.cases, self.baselines)
+        if lo_hi and lo_hi[1] - lo_hi[0] >= 0.005:      # the band carried through HAP
+            return f"{h:.2f} ({lo_hi[0]:.2f}–{lo_hi[1]:.2f})"
+        return f"{h:.2f}"
 
     def best_score_text(self) -> str:
         """The CANN-Bench score of the session's best, over the cases the session judged."""
@@ -313,8 +327,13 @@ class BoardModel:
         if best is None or not self.baselines:
             return ""
         score, judged = scoring.session_score(best.cases, self.baselines)
+        timed = [c for c in best.cases if c.get("role") == "performance" and c.get("est_us")
+                 and str(c.get("id")) in self.baselines]
+        faster = sum(scoring.vendor_verdict(c["est_us"], c.get("est_band"),
+                                            self.baselines[str(c["id"])].baseline_us) == "faster" for c in timed)
+        vendor = f", faster than the vendor on {faster} of {len(timed)} timed (band allowing)" if timed else ""
         return (f" · best {best.id}: HAP {self.hap_text(best)}, CANN-Bench score ≥ {score:.1f}/100 "
-                f"({judged} of {len(self.baselines)} cases judged, est.)")
+                f"({judged} of {len(self.baselines)} cases judged, est.){vendor}")
 
 
 COLUMNS = (("rank", "rank"), ("id", "id"), ("gen", "round"), ("origin", "origin"),

@@ -44,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        render(report)
+        from copilot.scoring import task_baselines
+
+        render(report, baselines=task_baselines(args.task, report.chip))
     return 0 if report.compiled and report.correct else 1
 
 
@@ -57,15 +59,25 @@ def _fmt(x) -> str:
         return str(x)
 
 
-def _pipe_timeline(con, report) -> None:
-    """Per timed case: how busy each pipe was on the slowest core, as bars against the kernel time."""
+def _pipe_timeline(con, report, baselines: dict | None = None) -> None:
+    """Per timed case: how busy each pipe was on the slowest core, as bars against the kernel time;
+    for a CANN-Bench task, the vendor's measured time and whether the band allows a verdict."""
+    from copilot.costmodel import format_estimate
+    from copilot.scoring import vendor_verdict
+
     timed = [c for c in report.cases if c.estimate is not None]
     if not timed:
         return
     con.print("\n[bold]pipe timeline[/] (slowest core; estimate)")
     for c in timed[-4:]:
         e = c.estimate
-        con.print(f"  case {c.id}: {e.time_us:.2f} µs est., t_hw {e.t_hw_us:.2f} µs, bound by {e.bottleneck}")
+        con.print(f"  case {c.id}: {format_estimate(e.time_us, e.band)}, t_hw {e.t_hw_us:.2f} µs, bound by {e.bottleneck}")
+        base = (baselines or {}).get(str(c.id))
+        if base is not None:
+            verdict = vendor_verdict(e.time_us, e.band, base.baseline_us)
+            con.print(f"    vendor {base.baseline_us:.2f} µs measured: "
+                      + (f"{verdict} than the vendor, band allowing" if verdict != "within the band"
+                         else "no verdict (the vendor's time is within the band)"))
         rows = [(p, e.pipes_us.get(p, 0.0)) for p in ("MTE2", "V", "MTE3", "S")] + [("HBM", e.hbm_us)]
         for pipe, busy in rows:
             n = min(40, int(round(40 * busy / e.time_us))) if e.time_us else 0
@@ -74,10 +86,11 @@ def _pipe_timeline(con, report) -> None:
     s = report.summary()
     if s["geomean_est_us"]:
         roof = f", roofline {s['geomean_roofline_fraction']:.0%}" if s["geomean_roofline_fraction"] else ""
-        con.print(f"  geometric mean over {s['timed_cases']} timed case(s): {s['geomean_est_us']:.2f} µs est.{roof}")
+        con.print(f"  geometric mean over {s['timed_cases']} timed case(s): "
+                  f"{format_estimate(s['geomean_est_us'], s.get('est_band'))}{roof}")
 
 
-def render(report, console=None) -> None:
+def render(report, console=None, baselines: dict | None = None) -> None:
     """The readable report: each diagnostic at its source line, then the per-case table."""
     from rich.console import Console
     from rich.markup import escape
@@ -106,17 +119,18 @@ def render(report, console=None) -> None:
         con.print(escape(report.raw_output[-3000:]))
     if report.cases:
         table = Table(title="cases (times are cost-model ESTIMATES, not measurements)", title_justify="left")
-        for col in ("case", "result", "MERE", "MARE", "est. µs", "roofline", "bound by", "failure", "message"):
+        for col in ("case", "result", "MERE", "MARE", "est. µs", "band", "roofline", "bound by", "failure", "message"):
             table.add_column(col, overflow="fold")
         for c in report.cases:
             e = c.estimate
             result = "[cyan]timed[/]" if c.passed is None else "[green]pass[/]" if c.passed else "[red]FAIL[/]"
             table.add_row(c.id, result, _fmt(c.mere), _fmt(c.mare), _fmt(e.time_us) if e else "-",
+                          f"±{e.band:.0%}" if e and e.band is not None else "-",
                           f"{e.roofline_fraction:.0%}" if e and e.roofline_fraction else "-",
                           e.bottleneck if e else "-", escape(c.failure_class or ""), escape(c.message[:120]))
         con.print()
         con.print(table)
-        _pipe_timeline(con, report)
+        _pipe_timeline(con, report, baselines)
     con.print(f"[dim]build {report.build_seconds:.2f} s{' (cached)' if report.build_cached else ''}, "
               f"emulation {report.run_seconds:.2f} s[/]")
 

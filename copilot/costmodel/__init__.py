@@ -58,7 +58,23 @@ class CostParams:
     scalar_issue_cycles: float = 2.0
     scalar_access_cycles: float = 10.0
     launch_us: float = 4.0                 # kernel launch and completion, per kernel
+    # the chip's fitted vector weights (`<Api>` or `<Api>.b16`/`.b32`, over API_WEIGHTS) and the
+    # error band per bound class (fraction: 0.35 = ±35 %), both from bench/calibrate.py
+    weights: dict = field(default_factory=dict)
+    bands: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict, compare=False)
+
+    def vector_weights(self) -> dict[str, float]:
+        """API_WEIGHTS with the chip's fitted entries on top."""
+        return {**API_WEIGHTS, **self.weights}
+
+    def band(self, bottleneck: str | None) -> float | None:
+        """The error band of an estimate bound by `bottleneck` (its class's, else the chip's pooled
+        one); None when the chip has no calibration."""
+        if not self.bands:
+            return None
+        b = self.bands.get(bottleneck or "", self.bands.get("all"))
+        return float(b) if b is not None else None
 
     def cxx_line(self, active_cores: int, weights: dict[str, float] | None = None) -> str:
         """The `cost` line the harness hands to `cannsim::cost::configure` (cycles, bytes/cycle),
@@ -74,14 +90,16 @@ class CostParams:
             self.vector_bytes_per_cycle, self.vector_issue_cycles, self.scalar_issue_cycles,
             self.scalar_access_cycles, active_cores)
         return line + "".join(f" weight.{api}={float(w)!r}" for api, w in _checked_weights(
-            API_WEIGHTS if weights is None else weights).items())
+            self.vector_weights() if weights is None else weights).items())
 
 
 def _checked_weights(weights: dict[str, float]) -> dict[str, float]:
     """The weights as the harness can read them: API names are identifiers, weights finite and > 0."""
     for api, w in weights.items():
-        if not (isinstance(api, str) and api.isidentifier()):
-            raise ValueError(f"vector weight for {api!r}: an API name must be an identifier")
+        name, _, size = api.partition(".") if isinstance(api, str) else (api, "", "")
+        if not (isinstance(name, str) and name.isidentifier()) or size not in ("", "b8", "b16", "b32", "b64"):
+            raise ValueError(f"vector weight for {api!r}: an API name must be an identifier, optionally "
+                             "with an element size .b8/.b16/.b32/.b64")
         if not (isinstance(w, (int, float)) and math.isfinite(w) and w > 0):
             raise ValueError(f"vector weight of {api}: {w!r} is not a finite positive number")
     return weights
@@ -98,7 +116,14 @@ def _chip_cost_params(chip: str | ChipProfile) -> CostParams:
     for f in fields(CostParams):
         if f.name == "sources":
             continue
-        entry = section.get(f.name)
+        entry = section.get({"weights": "vector_weights", "bands": "est_band"}.get(f.name, f.name))
+        if f.name in ("weights", "bands"):
+            if isinstance(entry, dict) and isinstance(entry.get("value"), dict):
+                values[f.name] = {str(k): float(v) for k, v in entry["value"].items()}
+                sources[f.name] = str(entry.get("source", "provisional"))
+            else:
+                sources[f.name] = "provisional: none fitted"
+            continue
         if isinstance(entry, dict) and "value" in entry:
             values[f.name] = type(getattr(CostParams, f.name))(entry["value"])
             sources[f.name] = str(entry.get("source", "provisional"))
@@ -126,6 +151,12 @@ class Estimate:
     block_dim: int = 0
     unmodelled: int = 0                    # instructions without a cost: the estimate is incomplete
     hbm_us: float = 0.0                    # the slowest core's traffic through its share of HBM
+    # the error band of this estimate (fraction, 0.35 = ±35 %): held-out calibration residuals of
+    # its bound class on this chip (docs/cost-model.md); None when the chip is not calibrated
+    band: float | None = None
+    # the slowest core's vector work per "<Api>.b<bits>": [instructions, 256-byte repeats]
+    vector_counts: dict = field(default_factory=dict)
+    gm_bytes: float = 0.0                  # the slowest core's GM traffic (in + out)
     timing: str = "estimate"
     # the roofline's two terms: {"memory_us", "vector_us" (None: the golden's vector work is
     # unknown, the bound is the memory term alone), "vector_note" (why, when None)}
@@ -134,7 +165,12 @@ class Estimate:
     def to_json(self) -> dict:
         return {"est_us": self.time_us, "pipes": self.pipes_us, "hbm_us": self.hbm_us, "bottleneck": self.bottleneck,
                 "t_hw_us": self.t_hw_us, "roofline_fraction": self.roofline_fraction,
-                "roofline_terms": self.roofline_terms, "block_dim": self.block_dim, "timing": self.timing}
+                "roofline_terms": self.roofline_terms, "block_dim": self.block_dim, "timing": self.timing,
+                "est_band": self.band}
+
+    def text(self) -> str:
+        """`12.70 µs est. (±35%)`: the figure with its provenance and its band."""
+        return format_estimate(self.time_us, self.band)
 
 
 def parse_block_costs(lines: list[str]) -> list[dict]:
@@ -173,8 +209,11 @@ def combine(blocks: list[dict], params: CostParams, block_dim: int) -> Estimate:
     pipes = {k: float(v) for k, v in worst["pipes_us"].items()}
     unmodelled = sum(int(b.get("unmodelled", 0)) for b in blocks)
     hbm_us = float(worst.get("hbm_us", 0.0))
-    return Estimate(time_us, pipes, classify(pipes, time_us, params.launch_us, hbm_us),
-                    block_dim=block_dim, unmodelled=unmodelled, hbm_us=hbm_us)
+    bottleneck = classify(pipes, time_us, params.launch_us, hbm_us)
+    return Estimate(time_us, pipes, bottleneck, band=params.band(bottleneck),
+                    block_dim=block_dim, unmodelled=unmodelled, hbm_us=hbm_us,
+                    vector_counts=dict(worst.get("vec") or {}),
+                    gm_bytes=float(worst.get("gm_bytes_in", 0.0)) + float(worst.get("gm_bytes_out", 0.0)))
 
 
 def roofline_terms(bytes_moved: float, vector_bytes: float | None, params: CostParams, vector_cores: int,
@@ -205,6 +244,18 @@ def with_roofline(est: Estimate, t_hw_us: float, terms: dict | None = None) -> E
         est.time_us = t_hw_us
     est.roofline_fraction = t_hw_us / est.time_us if est.time_us > 0 else None
     return est
+
+
+def format_estimate(time_us: float, band: float | None) -> str:
+    """An estimate as shown everywhere: `12.70 µs est. (±35%)`, the band left out when unknown."""
+    return f"{time_us:.2f} µs est." + (f" (±{band:.0%})" if band is not None else "")
+
+
+def band_range(time_us: float, band: float | None) -> tuple[float, float]:
+    """The times the band allows: the measured time lies in [t / (1 + b), t * (1 + b)] for 80 % of
+    held-out cases of the estimate's class (the band is symmetric on a log scale)."""
+    b = band or 0.0
+    return time_us / (1.0 + b), time_us * (1.0 + b)
 
 
 def geomean(values: list[float]) -> float:

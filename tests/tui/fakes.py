@@ -157,7 +157,7 @@ class FakeEvaluator:
         t = 100.0 / (1 + 0.1 * r * i) if kind == "c" else 100.0 / (1 + 0.15 * r * (i + 4))
         return Evaluation("passed", time_us=round(t, 3), timing="estimate",
                           roofline_fraction=round(min(0.95, 21.0 / t), 3),
-                          cases=[{"id": "perf-1", "role": "performance", "est_us": round(t, 3)}],
+                          cases=[{"id": "perf-1", "role": "performance", "est_us": round(t, 3), "est_band": 0.35}],
                           diagnostics=[{"id": "L2.ALIGN_32B", "severity": "warning", "line": 18,
                                         "message": "DataCopy length is not a multiple of 32 B on the tail tile",
                                         "hint": "pad the tail or use DataCopyPad",

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from tui.model import STATUS_WORDS, BoardModel, format_time
+from tui.model import STATUS_WORDS, BoardModel, format_time, row_band
 
 
 def round_summary(m: BoardModel, round_: int, rounds_left: int, draft_text: str):
@@ -29,7 +29,7 @@ def round_summary(m: BoardModel, round_: int, rounds_left: int, draft_text: str)
                 f"{'s' if rounds_left != 1 else ''} left\n")
     if best:
         head.append("Best so far: ", style="dim")
-        head.append(f"{best.id} {format_time(best.time_us, best.timing)}", style="bold")
+        head.append(f"{best.id} {format_time(best.time_us, best.timing, row_band(best))}", style="bold")
         sp = m.speedup(best)
         if sp:
             head.append(f" · {sp:.2f}× vs baseline {format_time(base.time_us, base.timing)}")
@@ -43,7 +43,7 @@ def round_summary(m: BoardModel, round_: int, rounds_left: int, draft_text: str)
         head.append("No passing kernel yet.\n", style="bold red")
     table = Table(box=None, header_style="bold", pad_edge=False, expand=True)
     for col in ("id", "strategy", "status", "time", "vs parent (est.)", "first diagnostic"):
-        table.add_column(col, no_wrap=True, overflow="ellipsis")
+        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width={"id": 6, "time": 21}.get(col))
     for r in sorted(rows, key=lambda r: (m.rank(r.id) or 10**9, r.seq)):
         parent = m.parent_of(r)
         delta = "—"
@@ -53,7 +53,7 @@ def round_summary(m: BoardModel, round_: int, rounds_left: int, draft_text: str)
                      else f"{'▲' if d > 0 else '▼'} {abs(d):.0%} {'faster' if d > 0 else 'slower'} than {parent.id}")
         diag = r.diagnostics[0].get("id", "") if r.diagnostics else ""
         table.add_row(r.id, r.strategy or "—", STATUS_WORDS.get(r.status, r.status),
-                      format_time(r.time_us, r.timing), delta, diag)
+                      format_time(r.time_us, r.timing, row_band(r)), delta, diag)
     decision = Text()
     decision.append("\nYour decision: ", style="bold")
     decision.append(draft_text or "no changes (continue with the same population)")

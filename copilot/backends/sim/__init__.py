@@ -89,8 +89,9 @@ class CaseResult:
 def _estimate_json(est) -> dict:
     if est is None:
         return {"est_us": None, "t_hw_us": None, "roofline_fraction": None, "roofline_terms": None, "pipes": None,
-                "bottleneck": None, "timing": "estimate"}
-    return {"est_us": est.time_us, "t_hw_us": est.t_hw_us, "roofline_fraction": est.roofline_fraction,
+                "bottleneck": None, "timing": "estimate", "est_band": None}
+    return {"est_us": est.time_us, "est_band": getattr(est, "band", None), "t_hw_us": est.t_hw_us,
+            "roofline_fraction": est.roofline_fraction,
             "roofline_terms": est.roofline_terms,
             "pipes": {"MTE2": est.pipes_us.get("MTE2", 0.0), "MTE3": est.pipes_us.get("MTE3", 0.0),
                       "V": est.pipes_us.get("V", 0.0), "S": est.pipes_us.get("S", 0.0)},
@@ -128,8 +129,10 @@ class CheckReport:
 
         timed = [c.estimate for c in self.cases if c.estimate is not None]
         geo = (lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None)
+        bands = [e.band for e in timed if getattr(e, "band", None) is not None]
         return {"timed_cases": len(timed), "timing": "estimate",
                 "geomean_est_us": geo([e.time_us for e in timed]),
+                "est_band": max(bands) if bands and len(bands) == len(timed) else None,
                 "geomean_roofline_fraction": geo([e.roofline_fraction for e in timed if e.roofline_fraction])}
 
 

@@ -7,6 +7,8 @@
 // cost parameters and the per-API vector weights from the harness; `block_json` is the block's
 // figures for the runner.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -37,8 +39,14 @@ struct Hooks {
     // Vector cycles per 256-byte repeat, relative to Add, by API name: the `weight.<Api>=<w>`
     // entries of the cost line (copilot.costmodel.API_WEIGHTS is the one table); unlisted APIs
     // weigh 1. `weight_at` caches the lookup per name pointer: API names are string literals.
+    // A weight may be given per element size as `<Api>.b16` / `.b32` / `.b8` / `.b64` (one repeat
+    // of 256 B holds twice as many 16-bit elements); that entry wins over the plain `<Api>` one.
     std::unordered_map<std::string, double> weights;
-    std::unordered_map<const char*, double> weight_at;
+    std::unordered_map<const char*, double> weight_at[4];
+    // The block's vector work per (API, element bytes): instructions and 256-byte repeats, reported
+    // in the block's figures so a calibration can refit the weights without re-running kernels.
+    struct ApiCount { const char* api; int elem_bytes; double instructions, repeats; };
+    std::vector<ApiCount> vector_counts;
     // Where end_block leaves the block's figures: the launcher's per-block record (shared with the
     // launcher process, see harness.cpp); null = the diagnostics stream (standalone tests).
     char* sink = nullptr;
@@ -50,15 +58,28 @@ inline Hooks& hooks() {
     return h;
 }
 
-// The weight of API `api` (see Hooks::weights), resolved once per name.
-inline double api_weight(const char* api) {
+inline int size_index(int elem_bytes) { return elem_bytes <= 1 ? 0 : elem_bytes == 2 ? 1 : elem_bytes == 4 ? 2 : 3; }
+
+// The weight of API `api` on elements of `elem_bytes` (see Hooks::weights), resolved once per name.
+inline double api_weight(const char* api, int elem_bytes) {
     Hooks& h = hooks();
-    const auto hit = h.weight_at.find(api);
-    if (hit != h.weight_at.end()) return hit->second;
-    const auto w = h.weights.find(api);
+    auto& cache = h.weight_at[size_index(elem_bytes)];
+    const auto hit = cache.find(api);
+    if (hit != cache.end()) return hit->second;
+    static const char* const suffix[4] = {".b8", ".b16", ".b32", ".b64"};
+    auto w = h.weights.find(std::string(api) + suffix[size_index(elem_bytes)]);
+    if (w == h.weights.end()) w = h.weights.find(api);
     const double v = w == h.weights.end() ? 1.0 : w->second;
-    h.weight_at.emplace(api, v);
+    cache.emplace(api, v);
     return v;
+}
+
+inline void count_vector(const char* api, int elem_bytes, double bytes) {
+    Hooks& h = hooks();
+    const double repeats = std::max(1.0, std::ceil(bytes / h.params.vector_bytes_per_cycle));
+    for (auto& c : h.vector_counts)
+        if (c.elem_bytes == elem_bytes && (c.api == api || std::strcmp(c.api, api) == 0)) { c.instructions += 1; c.repeats += repeats; return; }
+    h.vector_counts.push_back({api, elem_bytes, 1.0, repeats});
 }
 
 // Bytes per element of a dtype bit (runtime.h `DType`): 1 << 4 half, 1 << 8 float, ...
@@ -101,7 +122,7 @@ inline void configure(const char* line) {
     }
     hooks().params = p;
     hooks().weights = std::move(weights);
-    hooks().weight_at.clear();
+    for (auto& cache : hooks().weight_at) cache.clear();
     hooks().enabled = true;
 }
 
@@ -111,6 +132,7 @@ inline void begin_block(int64_t block_num) {
     if (block_num > 0 && block_num < p.active_cores) p.active_cores = static_cast<int>(block_num);
     h.timeline.reset(p);
     h.pending = Pending{};
+    h.vector_counts.clear();
 }
 
 inline void note_operand(int slot, bool is_dst) {
@@ -186,19 +208,37 @@ inline void on_record(int pipe, const char* api, uint32_t info, uint64_t element
     }
     if (pipe == PIPE_V) {
         if (std::strcmp(api, "DataCopy") == 0) {          // UB -> UB copy
+            count_vector(api, 1, static_cast<double>(bytes));
             t.vector(static_cast<double>(bytes), 1.0, reads, writes);
             return;
         }
-        t.vector(static_cast<double>(elements) * element_bytes(info), api_weight(api), reads, writes);
+        const double eb = element_bytes(info);
+        const double vbytes = static_cast<double>(elements) * eb;
+        count_vector(api, static_cast<int>(eb), vbytes);
+        t.vector(vbytes, api_weight(api, static_cast<int>(eb)), reads, writes);
         return;
     }
     t.scalar(h.params.scalar_issue_cycles);
 }
 
+// The block's figures as one JSON line; `vec` lists the vector work per API and element size as
+// "<Api>.b<bits>": [instructions, repeats], the largest first, within the launcher's record size.
 inline std::string block_json(long long block) {
     char buf[512];
     hooks().timeline.to_json(buf, sizeof(buf), block);
-    return std::string(buf) + "\n";
+    std::string out(buf);
+    std::vector<Hooks::ApiCount> counts = hooks().vector_counts;
+    std::sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) { return a.repeats > b.repeats; });
+    std::string vec;
+    for (const auto& c : counts) {
+        char item[160];
+        std::snprintf(item, sizeof item, "%s\"%s.b%d\":[%.0f,%.0f]", vec.empty() ? "" : ",", c.api,
+                      c.elem_bytes * 8, c.instructions, c.repeats);
+        if (out.size() + vec.size() + std::strlen(item) > 960) break;   // the record holds 1016 bytes
+        vec += item;
+    }
+    out.insert(out.size() - 1, ",\"vec\":{" + vec + "}");
+    return out + "\n";
 }
 
 }  // namespace cannsim::cost
