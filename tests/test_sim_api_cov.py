@@ -529,6 +529,29 @@ def test_softmax_flash_v2_first_block_and_update(arena: Arena, dt: str, np_dt, t
     np.testing.assert_allclose(_blocks(arena, 9472, np_dt, m), mx, rtol=tol)      # outReduceMax: this block's row max
 
 
+@pytest.mark.parametrize("dt,np_dt,tol", [("float", np.float32, 1e-6), ("half", np.float16, 2e-3)])
+def test_softmax_flash_normalises_by_the_running_sum(arena: Arena, dt: str, np_dt, tol: float):
+    rng = np.random.default_rng(13)
+    m, k = 3, 32
+    per = 32 // np.dtype(np_dt).itemsize
+    x = rng.standard_normal((m, k)).astype(np_dt)
+    inmax = np.repeat(np.array([0.5, 3.0, -1.0], np_dt)[:, None], per, 1)
+    insum = np.repeat(np.array([2.0, 5.0, 1.0], np_dt)[:, None], per, 1)
+    arena.put(0, x); arena.put(8704, insum); arena.put(8960, inmax)
+    arena.run("SoftmaxFlash", dt=dt, m=m, k=k, update=1, o0=0, od=4096, oi=8192, o4=8448, o1=8704, o2=8960, o3=9216)
+    xd, im, isum = x.astype(np.float64), inmax[:, 0].astype(np.float64), insum[:, 0].astype(np.float64)
+    mx = np.maximum(im, xd.max(-1))
+    e = np.exp(xd - mx[:, None])
+    s = np.exp(im - mx) * isum + e.sum(-1)
+    np.testing.assert_allclose(arena.get(4096, np_dt, m * k).reshape(m, k), e / s[:, None], rtol=tol * 2, atol=tol)
+    np.testing.assert_allclose(_blocks(arena, 8192, np_dt, m), s, rtol=tol * 4)
+    np.testing.assert_allclose(_blocks(arena, 9216, np_dt, m), np.exp(im - mx) * isum / s, rtol=tol * 4)
+    arena.run("SoftmaxFlash", dt=dt, m=m, k=k, update=0, o0=0, od=4096, oi=8192, o4=8448, o1=8704, o2=8960, o3=9216)
+    np.testing.assert_allclose(arena.get(4096, np_dt, m * k).reshape(m, k),
+                               np.exp(xd - xd.max(-1, keepdims=True)) / np.exp(xd - xd.max(-1, keepdims=True)).sum(-1, keepdims=True),
+                               rtol=tol * 2, atol=tol)
+
+
 def test_softmax_flash_v2_half_data_with_float_statistics(arena: Arena):
     x = np.linspace(-4, 4, 2 * 32).astype(np.float16).reshape(2, 32)
     arena.put(0, x)
@@ -619,7 +642,7 @@ def test_registry_lists_the_new_apis_as_emulated_with_forms_and_dtypes():
     doc = registry().to_json()
     by = {a["name"]: a for a in doc["apis"]}
     new = ("AddReluCast", "SubReluCast", "MulCast", "AddDeqRelu", "MulAddRelu", "Copy", "PairReduceSum",
-           "GetDataBlockSizeInBytes", "GetICachePreloadStatus", "GetProgramCounter", "InitSocState", "Pad", "UnPad",
+           "GetDataBlockSizeInBytes", "GetICachePreloadStatus", "GetProgramCounter", "InitSocState", "Pad", "UnPad", "SoftmaxFlash",
            "Broadcast", "GetBroadcastTilingInfo", "Fill", "BatchNorm", "DeepNorm", "GroupNorm", "LayerNormGrad",
            "LayerNormGradBeta", "WelfordUpdate", "WelfordFinalize", "SoftmaxFlashV2", "SoftMaxFlashV2TilingFunc",
            "AdjustSoftMaxRes", "DropOut")

@@ -173,6 +173,14 @@ template <typename T> static bool library(const std::string& op) {
             } else if (tmp) SoftmaxFlashV2<T, false>(d, su, mx, x, em, is, im, t, tl, info);
             else SoftmaxFlashV2<T, false>(d, su, mx, x, em, is, im, tl, info);
         }
+    } else if (op == "SoftmaxFlash") {
+        const uint32_t m = (uint32_t)I("m"), k = (uint32_t)I("k");
+        SoftMaxShapeInfo info{m, k, m, k};
+        tiling::SoftMaxTiling tl;
+        auto d = at<T>("od"); auto x = at<T>("o0"); auto em = at<T>("o3");
+        auto su = at<T>("oi"); auto mx = at<T>("o4"); auto is = at<T>("o1"); auto im = at<T>("o2");
+        if (tmp) SoftmaxFlash(d, su, mx, x, em, is, im, t, tl, I("update") != 0, info);
+        else SoftmaxFlash(d, su, mx, x, em, is, im, tl, I("update") != 0, info);
     } else if (op == "AdjustSoftMaxRes") {
         SoftMaxShapeInfo info{(uint32_t)I("m"), (uint32_t)I("k"), (uint32_t)I("m"), (uint32_t)I("k")};
         bool r;

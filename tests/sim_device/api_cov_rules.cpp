@@ -340,6 +340,14 @@ static void dropout_bit_mask_short() {
     DropOut(u.c.Get<float>(), u.a.Get<float>(), u.b.Get<uint8_t>(), 0.5f, info);  // EXPECT: L2.API_PARAM
 }
 
+// SCENARIO: softmax_flash_no_shape
+static void softmax_flash_no_shape() {
+    Ub u;
+    tiling::SoftMaxTiling t;
+    auto b = u.b.Get<float>();
+    SoftmaxFlash(u.c.Get<float>(), b, b[64], u.a.Get<float>(), b[128], b[192], b[256], t, true);  // EXPECT: L2.API_PARAM
+}
+
 // SCENARIO: end
 int main(int argc, char** argv) {
     const std::string s = argc > 1 ? argv[1] : "";
@@ -360,7 +368,7 @@ int main(int argc, char** argv) {
     S(deep_norm_h_limit) S(group_norm_groups) S(layer_norm_grad_tmp_overlap) S(layer_norm_grad_beta_unaligned)
     S(welford_update_overlap) S(welford_update_param) S(welford_update_mean_dtype) S(welford_finalize_counts)
     S(welford_finalize_correction) S(flash_v2_unaligned_k) S(flash_v2_tmp_small) S(flash_v2_sum_overlaps_max)
-    S(adjust_softmax_res_shape) S(dropout_keep_prob) S(dropout_dtype) S(dropout_bit_mask_short)
+    S(adjust_softmax_res_shape) S(dropout_keep_prob) S(dropout_dtype) S(dropout_bit_mask_short) S(softmax_flash_no_shape)
 #undef S
     cannsim::end_block();
     return 0;

@@ -1,5 +1,7 @@
 // SoftmaxFlashV2 (FlashAttention-2 row update; same-type and half/float forms, with or without the
-// row max of this block), its kernel-side SoftMaxFlashV2TilingFunc, AdjustSoftMaxRes and DropOut.
+// row max of this block), its kernel-side SoftMaxFlashV2TilingFunc, SoftmaxFlash (the first
+// version: dst = exp(x - max) / sum, expMax = exp(inMax - max) * inSum / sum), AdjustSoftMaxRes
+// and DropOut.
 //
 // SoftmaxFlashV2 over rows [m, k] (the first oriSrcK columns): isUpdate false: max = rowmax(x),
 // dst = exp(x - max), sum = rowsum(dst); isUpdate true: max = max(inMax, rowmax(x)),
@@ -22,6 +24,7 @@ namespace cannsim {
 
 inline const ApiDtypes kSoftmaxExtDtypes[] = {
     {"SoftmaxFlashV2", HL_FLOATS, HL_FLOATS, HL_FLOATS},
+    {"SoftmaxFlash", HL_FLOATS, HL_FLOATS, HL_FLOATS},
     {"AdjustSoftMaxRes", HL_FLOATS, HL_FLOATS, HL_FLOATS},
     {"DropOut", HL_FLOATS, HL_FLOATS_BFLOAT, HL_FLOATS},
 };
@@ -42,17 +45,17 @@ template <typename T, typename U> struct FlashV2Args {
 
 template <typename T, typename U>
 inline void softmax_flash_v2(bool update, const FlashV2Args<T, U>& a, const AscendC::tiling::SoftMaxTiling& tiling,
-                             const AscendC::SoftMaxShapeInfo& info, const SrcLoc& loc) {
-    const char* api = "SoftmaxFlashV2";
+                             const AscendC::SoftMaxShapeInfo& info, const SrcLoc& loc, bool v1 = false) {
+    const char* api = v1 ? "SoftmaxFlash" : "SoftmaxFlashV2";
     check_dtype_row(api, row_of(kSoftmaxExtDtypes, api), dtype_of<T>(), loc);
     const uint32_t m = info.srcM ? info.srcM : tiling.srcM, k = info.srcK ? info.srcK : tiling.srcK;
     if (m == 0 || k == 0) {
-        hl_param_error(api, loc, "SoftmaxFlashV2 has no shape: SoftMaxShapeInfo is empty and the tiling::SoftMaxTiling was "
-                                 "not filled (SoftMaxFlashV2TilingFunc)");
+        hl_param_error(api, loc, fmt("%s has no shape: SoftMaxShapeInfo is empty and the tiling::SoftMaxTiling was not "
+                                     "filled (SoftMaxTilingFunc / SoftMaxFlashV2TilingFunc)", api));
         return;
     }
     if ((uint64_t(k) * sizeof(T)) % 32 != 0)
-        hl_param_error(api, loc, fmt("SoftmaxFlashV2 last axis of %u elements is not 32-byte aligned; pad it", k));
+        hl_param_error(api, loc, fmt("%s last axis of %u elements is not 32-byte aligned; pad it", api, k));
     const uint32_t ok = info.oriSrcK ? std::min(info.oriSrcK, k) : k;
     const uint64_t n = uint64_t(m) * k, bu = 32 / sizeof(U), bt = 32 / sizeof(T);
     const HlSpan d = span("dstTensor", *a.dst, n, true), s = span("srcTensor", *a.src, n);
@@ -89,12 +92,13 @@ inline void softmax_flash_v2(bool update, const FlashV2Args<T, U>& a, const Asce
             }
             double sum = 0;
             for (uint32_t j = 0; j < k; ++j) {
-                const double e = j < ok ? std::exp(row[j] - mxv) : 0.0;
-                const T et = from_d<T>(e);
-                st<T>(ub_at(a.dst->addr_ + (r * k + j) * sizeof(T)), et);
-                if (j < ok) sum += e;
+                row[j] = j < ok ? std::exp(row[j] - mxv) : 0.0;
+                if (j < ok) sum += row[j];
             }
             if (update) sum += emax * insum;
+            if (v1 && update) emax = emax * insum / sum;   // SoftmaxFlash: the factor that rescales the previous output
+            for (uint32_t j = 0; j < k; ++j)
+                st<T>(ub_at(a.dst->addr_ + (r * k + j) * sizeof(T)), from_d<T>(v1 ? row[j] / sum : row[j]));
             for (uint64_t b = 0; b < bu; ++b) {
                 st<U>(ub_at(a.sum->addr_ + (r * bu + b) * sizeof(U)), from_d<U>(sum));
                 st<U>(ub_at(a.max->addr_ + (r * bu + b) * sizeof(U)), from_d<U>(mxv));
@@ -247,6 +251,45 @@ inline void SoftmaxFlashV2(const LocalTensor<half>& dstTensor, const LocalTensor
                                                       &inExpSumTensor, &inMaxTensor, &sharedTmpBuffer}, tiling, softmaxShapeInfo, loc);
 }
 #undef CANNSIM_FLASHV2_TEMPLATE
+
+// ---- SoftmaxFlash (the first version, to be retired by the reference): dst normalised by the running sum,
+// expMax = exp(inMax - max) * inSum / sum ----
+template <typename T, bool isReuseSource = false, bool isBasicBlock = false>
+inline void SoftmaxFlash(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTensor, const LocalTensor<T>& maxTensor,
+                         const LocalTensor<T>& srcTensor, const LocalTensor<T>& expMaxTensor, const LocalTensor<T>& inSumTensor,
+                         const LocalTensor<T>& inMaxTensor, const tiling::SoftMaxTiling& tiling, bool isUpdate = false,
+                         const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
+    cannsim::softmax_flash_v2<T, T>(isUpdate, {&dstTensor, nullptr, &sumTensor, &maxTensor, &srcTensor, &expMaxTensor, &inSumTensor,
+                                               &inMaxTensor, nullptr}, tiling, softmaxShapeInfo, loc, true);
+}
+template <typename T, bool isReuseSource = false, bool isBasicBlock = false>
+inline void SoftmaxFlash(const LocalTensor<half>& dstTensor, const LocalTensor<float>& sumTensor, const LocalTensor<float>& maxTensor,
+                         const LocalTensor<half>& srcTensor, const LocalTensor<half>& expMaxTensor,
+                         const LocalTensor<float>& inSumTensor, const LocalTensor<float>& inMaxTensor,
+                         const tiling::SoftMaxTiling& tiling, bool isUpdate = false, const SoftMaxShapeInfo& softmaxShapeInfo = {},
+                         CANNSIM_LOC) {
+    cannsim::softmax_flash_v2<half, float>(isUpdate, {&dstTensor, nullptr, &sumTensor, &maxTensor, &srcTensor, &expMaxTensor,
+                                                      &inSumTensor, &inMaxTensor, nullptr}, tiling, softmaxShapeInfo, loc, true);
+}
+template <typename T, bool isReuseSource = false, bool isBasicBlock = false>
+inline void SoftmaxFlash(const LocalTensor<T>& dstTensor, const LocalTensor<T>& sumTensor, const LocalTensor<T>& maxTensor,
+                         const LocalTensor<T>& srcTensor, const LocalTensor<T>& expMaxTensor, const LocalTensor<T>& inSumTensor,
+                         const LocalTensor<T>& inMaxTensor, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                         const tiling::SoftMaxTiling& tiling, bool isUpdate = false, const SoftMaxShapeInfo& softmaxShapeInfo = {},
+                         CANNSIM_LOC) {
+    cannsim::softmax_flash_v2<T, T>(isUpdate, {&dstTensor, nullptr, &sumTensor, &maxTensor, &srcTensor, &expMaxTensor, &inSumTensor,
+                                               &inMaxTensor, &sharedTmpBuffer}, tiling, softmaxShapeInfo, loc, true);
+}
+template <typename T, bool isReuseSource = false, bool isBasicBlock = false>
+inline void SoftmaxFlash(const LocalTensor<half>& dstTensor, const LocalTensor<float>& sumTensor, const LocalTensor<float>& maxTensor,
+                         const LocalTensor<half>& srcTensor, const LocalTensor<half>& expMaxTensor,
+                         const LocalTensor<float>& inSumTensor, const LocalTensor<float>& inMaxTensor,
+                         const LocalTensor<uint8_t>& sharedTmpBuffer, const tiling::SoftMaxTiling& tiling, bool isUpdate = false,
+                         const SoftMaxShapeInfo& softmaxShapeInfo = {}, CANNSIM_LOC) {
+    cannsim::softmax_flash_v2<half, float>(isUpdate, {&dstTensor, nullptr, &sumTensor, &maxTensor, &srcTensor, &expMaxTensor,
+                                                      &inSumTensor, &inMaxTensor, &sharedTmpBuffer}, tiling, softmaxShapeInfo, loc,
+                                           true);
+}
 
 // Kernel-side tiling of SoftmaxFlashV2 for a shape known only on the device.
 inline constexpr tiling::SoftMaxTiling SoftMaxFlashV2TilingFunc(const SoftMaxShapeInfo& shapeInfo, const uint32_t dataTypeSize1,
