@@ -34,7 +34,7 @@ def rules(findings) -> list[str]:
     return sorted(f.rule for f in findings)
 
 
-def test_export_layout_and_kernel_is_the_candidate(exported, add_kernel):
+def test_export_layout_and_kernel_is_the_candidates_device_half(exported, add_kernel):
     root = exported.directory
     assert exported.findings == []
     for rel in ("build.sh", "setup.py", "README.md", "CMakeLists.txt", "cann_bench/__init__.py",
@@ -42,10 +42,12 @@ def test_export_layout_and_kernel_is_the_candidate(exported, add_kernel):
                 "csrc/ops/add_custom/op_plugin/add_custom_plugin.cpp"):
         assert (root / rel).is_file(), rel
     kernel = root / "csrc/ops/add_custom/op_kernel/add_custom.cpp"
-    assert kernel.read_bytes() == add_kernel.encode()
+    device = split_candidate(add_kernel).device
+    assert kernel.read_bytes() == device.encode() and "TilingFunc" not in device and "OP_ADD" not in device
     manifest = json.loads((root / "cannpilot_export.json").read_text())
     op = next(o for o in manifest["ops"] if o["task"] == "add")
     assert op["sha256"] == hashlib.sha256(add_kernel.encode()).hexdigest()
+    assert op["kernel_sha256"] == hashlib.sha256(device.encode()).hexdigest()
     assert op["op_type"] == "AddCustom" and op["schema"] == "add(Tensor x1, Tensor x2) -> Tensor"
     assert manifest["measured_on_npu"] is False
     assert (root / "build.sh").stat().st_mode & 0o100
@@ -60,6 +62,7 @@ def test_host_half_compiles_with_emulator_headers(exported):
     text = host.read_text()
     assert "OP_ADD(RmsNormCustom)" in text and ".SetTiling(optiling::TilingFunc)" in text
     assert 'this->Attr("epsilon").AttrType(OPTIONAL).Float(1e-06)' in text
+    assert text.count("OP_ADD(") == 1   # the lowering's own OpDef, carried unchanged
     r = subprocess.run(["g++", "-std=c++20", "-fsyntax-only", f"-I{INCLUDE_DIR}", str(host)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -68,7 +71,7 @@ def test_host_half_compiles_with_emulator_headers(exported):
 def test_opp_format(tmp_path, add_kernel):
     r = export([ExportItem(load_task("add"), add_kernel)], tmp_path / "opp", "opp")
     assert r.findings == []
-    assert (tmp_path / "opp/add_custom/op_kernel/add_custom.cpp").read_bytes() == add_kernel.encode()
+    assert (tmp_path / "opp/add_custom/op_kernel/add_custom.cpp").read_bytes() == split_candidate(add_kernel).device.encode()
     assert (tmp_path / "opp/add_custom/op_host/add_custom.cpp").is_file()
     assert not (tmp_path / "opp/cann_bench").exists()
     assert "npu_op_kernel_sources(cannpilot_kernels OP_TYPE AddCustom" in (tmp_path / "opp/CMakeLists.txt").read_text()

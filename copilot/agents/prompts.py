@@ -25,7 +25,13 @@ The file holds, in any order: the tiling struct (REGISTER_TILING_DEFAULT(Type) a
 GET_TILING_DATA(var, tiling) in the kernel), the device code, the entry
 extern "C" __global__ __aicore__ void {op}_custom({args}, GM_ADDR workspace, GM_ADDR tiling)
 and the host tiling function `static ge::graphStatus TilingFunc(gert::TilingContext* context)` in
-`namespace optiling`. Element types come from the DTYPE_<NAME> macros ({macros}); attributes
+`namespace optiling`, then the registration `namespace ops {{ class {op_type} : public OpDef {{...}};
+OP_ADD({op_type}); }}` (Input/Output {names} in this order, one Attr per attribute,
+AICore().SetTiling(optiling::TilingFunc), AddConfig("ascend910b")). CANN compiles the host half
+(the optiling and ops namespaces) apart from the device half: they share only the tiling struct,
+the declarations above it and top-level constexpr constants; device code uses no ge:: names.
+Name the tiling struct {op_type}TilingData (RmsNormTiling, SoftMaxTiling, ... are AscendC's own).
+Element types come from the DTYPE_<NAME> macros ({macros}); attributes
 reach the kernel through the tiling data. Use only the AscendC APIs named in the knowledge."""
 
 ROLE_TEXT = {
@@ -56,7 +62,9 @@ def task_statement(task: Task) -> str:
 def contract(task: Task) -> str:
     args = ", ".join(f"GM_ADDR {t.name}" for t in task.inputs + task.outputs)
     macros = ", ".join(f"DTYPE_{t.name.upper()}" for t in task.inputs + task.outputs)
-    return OUTPUT_CONTRACT.format(op=task.name, args=args, macros=macros)
+    names = ", ".join(t.name for t in task.inputs + task.outputs)
+    op_type = "".join(p[:1].upper() + p[1:] for p in f"{task.name}_custom".split("_") if p)
+    return OUTPUT_CONTRACT.format(op=task.name, args=args, macros=macros, op_type=op_type, names=names)
 
 
 def messages(role: str, *sections: str) -> list[dict]:

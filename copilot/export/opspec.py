@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from copilot.dtypes import dtype as lookup_dtype
 from copilot.errors import Unsupported
+from copilot.export.opdef import ge_dtypes  # noqa: F401  (re-exported)
 from copilot.export.split import CandidateParts, split_candidate
 
 # Proto attr types as torch schema types and C++ parameter types.
@@ -51,6 +52,15 @@ class OpSpec:
     @property
     def sha256(self) -> str:
         return hashlib.sha256(self.source.encode()).hexdigest()
+
+    @property
+    def kernel_source(self) -> str:
+        """op_kernel's file: the candidate's device half, at the candidate's lines."""
+        return self.parts.device or self.source
+
+    @property
+    def kernel_sha256(self) -> str:
+        return hashlib.sha256(self.kernel_source.encode()).hexdigest()
 
     @property
     def op_type(self) -> str:
@@ -210,7 +220,3 @@ def op_spec(task, source: str, candidate_id: str = "", origin: str = "") -> OpSp
                   outputs=[(t.name, t.dtypes) for t in task.outputs],
                   attrs=[(a.name, a.type, a.default) for a in task.attrs], source=source, parts=parts,
                   rules=learn_output_rules(task), candidate_id=candidate_id, origin=origin)
-
-
-def ge_dtypes(dtypes: tuple[str, ...]) -> list[str]:
-    return [f"ge::{lookup_dtype(d).ge}" for d in dtypes]

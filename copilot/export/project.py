@@ -1,8 +1,9 @@
 """The files of an exported operator project, as text keyed by relative path.
 
-`op_files` is the op project shared by both formats (CANN's op_host / op_kernel split: the kernel
-file is the candidate byte for byte; the host file is the candidate's tiling data and host half
-with an OpDef written from the task's proto). `cann_bench_files` adds the torch binding, the
+`op_files` is the op project shared by both formats (CANN's op_host / op_kernel split, the units
+the sim backend compiles: the kernel file is the candidate's device half at the candidate's lines;
+the host file is its host half with the candidate's OpDef, or one written from the task's proto,
+and includes the tiling header both halves share). `cann_bench_files` adds the torch binding, the
 Python package, `setup.py`, `build.sh` and a README; `opp_files` the standalone custom-operator
 project. Nothing here has been built with CANN (there is no CANN on the machines this was written
 on); the fake toolchain in tests compiles op_host and op_kernel with the emulator's headers.
@@ -14,6 +15,7 @@ import json
 
 from copilot import __version__
 from copilot.dtypes import dtype as lookup_dtype
+from copilot.export.opdef import opdef_source
 from copilot.export.opspec import CXX_TYPES, OpSpec, ge_dtypes
 
 # SoC names CANN's compiler takes and the NPU arch each one is (docs/npu-backend.md).
@@ -49,62 +51,32 @@ def _tiling_header(spec: OpSpec) -> str:
 
 
 def _opdef(spec: OpSpec, socs: list[str]) -> str:
-    def param(kind: str, name: str, dtypes: tuple[str, ...]) -> str:
-        ge = ", ".join(ge_dtypes(dtypes))
-        fmt = ", ".join("ge::FORMAT_ND" for _ in dtypes)
-        return (f'        this->{kind}("{name}")\n            .ParamType(REQUIRED)\n'
-                f"            .DataType({{{ge}}})\n            .Format({{{fmt}}})\n"
-                f"            .UnknownShapeFormat({{{fmt}}});\n")
-
-    # Every input/output must list the same number of dtype combinations; a tensor with fewer
-    # dtypes than the widest repeats its first.
-    width = max(len(d) for _, d in spec.inputs + spec.outputs)
-    pad = (lambda d: tuple(d) + (d[0],) * (width - len(d)) if len(d) < width else tuple(d))
-    body = "".join(param("Input", n, pad(d)) for n, d in spec.inputs)
-    body += "".join(param("Output", n, pad(d)) for n, d in spec.outputs)
-    for name, t, default in spec.attrs:
-        kind = {"float": "Float", "int": "Int", "bool": "Bool", "string": "String", "list_int": "ListInt",
-                "list_float": "ListFloat"}[t]
-        if default is None:
-            body += f'        this->Attr("{name}").AttrType(REQUIRED).{kind}();\n'
-        else:
-            body += f'        this->Attr("{name}").AttrType(OPTIONAL).{kind}({_cxx_literal(t, default)});\n'
-    body += "        this->AICore().SetTiling(optiling::TilingFunc);\n"
-    body += "".join(f'        this->AICore().AddConfig("{s}");\n' for s in socs)
-    return (f"namespace ops {{\n// The operator definition, from the task's proto ({spec.task}).\n"
-            f"class {spec.op_type} : public OpDef {{\npublic:\n    explicit {spec.op_type}(const char* name) : "
-            f"OpDef(name)\n    {{\n{body}    }}\n}};\nOP_ADD({spec.op_type});\n}}  // namespace ops\n")
-
-
-def _cxx_literal(t: str, v) -> str:
-    if t == "bool":
-        return "true" if v else "false"
-    if t == "string":
-        return '"' + str(v).replace('"', '\\"') + '"'
-    if t == "list_int":
-        return "{" + ", ".join(str(int(x)) for x in v) + "}"
-    if t == "list_float":
-        return "{" + ", ".join(repr(float(x)) for x in v) + "}"
-    return repr(float(v)) if t == "float" else str(int(v))
+    return opdef_source(spec.op_type, spec.task, spec.inputs, spec.outputs, spec.attrs, socs)
 
 
 def _host(spec: OpSpec, socs: list[str]) -> str:
+    own = spec.parts.has_opdef
     return (f"// {GENERATED}: the host half of {spec.op_type}: the candidate's TilingFunc and helpers "
-            f"(`namespace optiling`, from line {spec.parts.host_line}) and the OpDef.\n"
+            f"(`namespace optiling`) and {'its' if own else 'the'} OpDef (`namespace ops`"
+            f"{'' if own else ', from the proto'}), from line {spec.parts.host_line}.\n"
             "#include <cmath>\n#include <cstdint>\n#include <cstring>\n"
             '#include "register/op_def_registry.h"\n#include "tiling/platform/platform_ascendc.h"\n'
-            f'#include "{spec.snake}_tiling_data.h"\n\n{spec.parts.host}\n{_opdef(spec, socs)}')
+            '#include "tiling/tiling_api.h"\n'
+            f'#include "{spec.snake}_tiling_data.h"\n\n{spec.parts.host}\n{"" if own else _opdef(spec, socs)}')
 
 
 def op_files(spec: OpSpec, socs: list[str], root: str = "csrc/ops") -> dict[str, str]:
-    return {kernel_path(spec, root): spec.source, tiling_header_path(spec, root): _tiling_header(spec),
-            host_path(spec, root): _host(spec, socs)}
+    """op_kernel is the candidate's device half at the candidate's lines (its host lines blank),
+    the unit the emulator compiled; op_host the host half with the shared tiling header."""
+    return {kernel_path(spec, root): spec.kernel_source,
+            tiling_header_path(spec, root): _tiling_header(spec), host_path(spec, root): _host(spec, socs)}
 
 
 def manifest(specs: list[OpSpec], fmt: str, chip: str, socs: list[str], root: str) -> str:
     ops = [{"name": s.name, "op_type": s.op_type, "entry": s.parts.entry,
             "task": s.task, "task_path": s.task_path, "candidate": s.candidate_id, "origin": s.origin,
             "kernel": kernel_path(s, root), "host": host_path(s, root), "sha256": s.sha256,
+            "kernel_sha256": s.kernel_sha256,
             "schema": s.schema(), "inputs": [n for n, _ in s.inputs], "outputs": [n for n, _ in s.outputs],
             "attrs": [{"name": n, "type": t, "default": d} for n, t, d in s.attrs],
             "output_rules": [r.__dict__ for r in s.rules]} for s in specs]

@@ -1,8 +1,7 @@
 """The candidate seen as the halves CANN compiles apart: the tiling data (shared), the host half
-(`namespace optiling`: TilingFunc and its helpers) and the device half (everything else).
-
-The split is textual and keeps the candidate's own bytes: each piece is a slice of the candidate
-file, found on a copy with comments and strings blanked (`strip_comments` keeps every offset).
+(`namespace optiling`: TilingFunc and its helpers; `namespace ops`: the OpDef) and the device half
+(everything else). The cut is the one the sim backend builds (`copilot.backends.sim.units`), so the
+exported op_kernel / op_host are the units the emulator compiled.
 """
 
 from __future__ import annotations
@@ -10,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from copilot.backends.sim.build import camel, find_entry, strip_comments
+from copilot.backends.sim.build import camel, find_entry
+from copilot.backends.sim.units import SplitError, split_units, strip_comments
 from copilot.errors import Unsupported
 
 
@@ -21,40 +21,12 @@ class CandidateParts:
     tiling_struct: str          # the tiling data type's name
     tiling_data: str            # constants and the tiling struct (text of the candidate)
     tiling_line: int            # the candidate line tiling_data starts at
-    host: str                   # every top-level `namespace optiling { ... }` block, in order
+    host: str                   # every top-level `namespace optiling` / `namespace ops` block, in order
     host_line: int              # the candidate line the first host block starts at
     legacy_tiling: bool         # BEGIN_TILING_DATA_DEF macros instead of a plain struct
     has_tiling_func: bool
-
-
-_NS_RE = re.compile(r"\bnamespace\s+optiling\s*\{")
-_STRUCT_RE = r"\b(?:struct|class)\s+{name}\b[^;{{]*\{{"
-
-
-def _match_brace(code: str, open_at: int) -> int:
-    """Offset just past the brace that closes the one at `open_at`."""
-    depth = 0
-    for i in range(open_at, len(code)):
-        if code[i] == "{":
-            depth += 1
-        elif code[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    raise Unsupported("the candidate has an unbalanced brace; the exporter cannot split it")
-
-
-def _line_at(code: str, offset: int) -> int:
-    return code.count("\n", 0, offset) + 1
-
-
-def _line_start(code: str, offset: int) -> int:
-    return code.rfind("\n", 0, offset) + 1
-
-
-def _line_end(code: str, offset: int) -> int:
-    nl = code.find("\n", offset)
-    return len(code) if nl < 0 else nl + 1
+    device: str = ""            # the device half at the candidate's lines (host lines blank)
+    has_opdef: bool = False     # the candidate registers its OpDef itself
 
 
 def split_candidate(source: str) -> CandidateParts:
@@ -63,59 +35,33 @@ def split_candidate(source: str) -> CandidateParts:
     entry = find_entry(source)
     if entry is None:
         raise Unsupported("the candidate has no `extern \"C\" __global__ __aicore__` kernel entry")
-
-    hosts, first_host = [], None
-    pos = 0
-    while (m := _NS_RE.search(code, pos)) is not None:
-        end = _match_brace(code, m.end() - 1)
-        start = _line_start(code, m.start())
-        first_host = first_host or start
-        hosts.append(source[start:_line_end(code, end)])
-        pos = end
-    host = "".join(hosts)
+    try:
+        units = split_units(source)
+    except SplitError as e:
+        raise Unsupported(f"{e}; the exporter cannot split it") from None
+    lines = source.splitlines(keepends=True)
+    # The host file includes the tiling header: a host block's shared lines (a legacy tiling
+    # definition) stay out, its namespace lines stay in when anything else is left.
+    shared = set(units.shared_lines)
+    host_parts = []
+    for a, b in units.host_spans:
+        own = [i for i in range(a, b + 1) if i not in shared]
+        if any(strip_comments(lines[i - 1]).strip() for i in own):
+            host_parts.append("".join(lines[i - 1] for i in range(a, b + 1) if i in own or i in (a, b)))
+    host = "".join(host_parts)
     has_tiling = bool(re.search(r"\bTilingFunc\s*\(", strip_comments(host)))
-    if not hosts or not has_tiling:
+    if not units.host_spans or not has_tiling:
         raise Unsupported("the candidate has no host `TilingFunc` in `namespace optiling`; the op_host "
                           "half cannot be written")
-
-    legacy = re.search(r"\bBEGIN_TILING_DATA_DEF\s*\(\s*(\w+)\s*\)", code)
-    default = re.search(r"\bREGISTER_TILING_DEFAULT\s*\(\s*([\w:]+)\s*\)", code)
-    if legacy:
-        name = legacy.group(1)
-        reg = re.search(r"\bREGISTER_TILING_DATA_CLASS\s*\([^)]*\)\s*;?", code)
-        end_def = re.search(r"\bEND_TILING_DATA_DEF\s*;?", code)
-        stop = (reg or end_def).end() if (reg or end_def) else None
-        if stop is None:
-            raise Unsupported(f"tiling data {name}: BEGIN_TILING_DATA_DEF without END_TILING_DATA_DEF")
-        start = _first_decl(code, legacy.start())
-    elif default:
-        name = default.group(1).split("::")[-1]
-        m = re.search(_STRUCT_RE.format(name=re.escape(name)), code)
-        if not m:
-            raise Unsupported(f"the tiling struct {name} named by REGISTER_TILING_DEFAULT is not defined "
-                              "in the candidate")
-        stop = _match_brace(code, m.end() - 1)
-        stop = code.index(";", stop) + 1
-        start = _first_decl(code, m.start())
-    else:
+    if not units.tiling_struct:
+        default = re.search(r"\bREGISTER_TILING_DEFAULT\s*\(\s*([\w:]+)\s*\)", code)
+        if default:
+            raise Unsupported(f"the tiling struct {default.group(1).split('::')[-1]} named by "
+                              "REGISTER_TILING_DEFAULT is not defined in the candidate")
         raise Unsupported("the candidate registers no tiling data (REGISTER_TILING_DEFAULT or "
                           "BEGIN_TILING_DATA_DEF)")
-    start = _line_start(code, start)
-    stop = _line_end(code, stop)
-    data_lines = [ln for ln, c in zip(source[start:stop].splitlines(keepends=True),
-                                      code[start:stop].splitlines(keepends=True))
-                  if not c.lstrip().startswith(("#include", "using namespace"))]
-    return CandidateParts(entry=entry.name, op_type=camel(entry.name), tiling_struct=name,
-                          tiling_data="".join(data_lines), tiling_line=_line_at(code, start), host=host,
-                          host_line=_line_at(code, first_host), legacy_tiling=bool(legacy),
-                          has_tiling_func=has_tiling)
-
-
-def _first_decl(code: str, struct_at: int) -> int:
-    """Where the declarations the tiling struct may use begin: after the last preprocessor line
-    (the includes) that precedes it, so `constexpr` sizes come along."""
-    head = code[:struct_at]
-    last = 0
-    for m in re.finditer(r"^[ \t]*#[^\n]*\n", head, re.M):
-        last = m.end()
-    return last
+    data = "".join(lines[i - 1] for i in units.shared_lines)
+    return CandidateParts(entry=entry.name, op_type=camel(entry.name), tiling_struct=units.tiling_struct,
+                          tiling_data=data, tiling_line=units.tiling_span[0], host=host,
+                          host_line=units.host_spans[0][0] if units.host_spans else 0, legacy_tiling=units.legacy_tiling,
+                          has_tiling_func=has_tiling, device=units.device, has_opdef=bool(units.ops_blocks))

@@ -9,7 +9,7 @@
 #include "tiling/platform/platform_ascendc.h"
 #include "register/op_def_registry.h"
 
-struct RmsNormTiling {
+struct RmsNormCastTiling {
     uint64_t rows;
     uint32_t cols;          // D, the normalised axis
     uint32_t colsAligned;   // D rounded up to 32 B of float
@@ -24,7 +24,7 @@ constexpr uint32_t TMP_BYTES = 8 * 1024;
 template <typename T>
 class KernelRmsNorm {
 public:
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, const RmsNormTiling& t)
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, const RmsNormCastTiling& t)
     {
         uint64_t idx = AscendC::GetBlockIdx();
         uint64_t first = idx < t.formerNum ? idx * (t.rowsPerCore + 1)
@@ -142,7 +142,7 @@ private:
 extern "C" __global__ __aicore__ void rms_norm_custom(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, GM_ADDR workspace,
                                                       GM_ADDR tiling)
 {
-    REGISTER_TILING_DEFAULT(RmsNormTiling);
+    REGISTER_TILING_DEFAULT(RmsNormCastTiling);
     GET_TILING_DATA(t, tiling);
     KernelRmsNorm<DTYPE_X> op;
     op.Init(x, gamma, y, t);
@@ -152,7 +152,7 @@ extern "C" __global__ __aicore__ void rms_norm_custom(GM_ADDR x, GM_ADDR gamma, 
 namespace optiling {
 static ge::graphStatus TilingFunc(gert::TilingContext* context)
 {
-    auto* t = context->GetTilingData<RmsNormTiling>();
+    auto* t = context->GetTilingData<RmsNormCastTiling>();
     auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
     uint64_t ub = 0;
     platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ub);

@@ -153,7 +153,9 @@ static void repeat_limit() {
     TBuf<TPosition::VECCALC> b;
     pipe.InitBuffer(b, 64 * 1024);
     LocalTensor<half> t = b.Get<half>();
-    Add(t, t, t, 128, 300, {1, 1, 1, 8, 8, 8});  // EXPECT: L2.REPEAT_LIMIT
+    // The level-0 vector forms take a uint8_t repeatTime (a wider count is a build-time finding);
+    // the whole-row reductions take an int32_t one, checked when they run.
+    WholeReduceSum(t, t, 128, 300, 1, 1, 0);  // EXPECT: L2.REPEAT_LIMIT
 }
 
 // SCENARIO: mask_range

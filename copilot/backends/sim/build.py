@@ -28,6 +28,8 @@ from copilot.diagnostics import Diagnostic
 from copilot.dtypes import dtype as lookup_dtype
 from copilot.errors import BadInput
 from copilot.backends.sim import policy
+from copilot.backends.sim.units import strip_comments, split_units, SplitError
+from copilot.backends.sim.opdef import check_opdef
 from copilot import sandbox
 
 SIM_DIR = Path(__file__).resolve().parent
@@ -37,13 +39,21 @@ GXX = os.environ.get("CANNPILOT_CXX", "g++")
 # and the 16M-element emulation runs about as fast as with -O1 (twice as fast as -O0).
 CXX_FLAGS = ["-std=c++20", "-Og", "-pipe", "-fdiagnostics-plain-output", "-fmax-errors=20",
              "-Winvalid-pch"]
-GENERATOR_VERSION = "2"
+GENERATOR_VERSION = "4"
+# -Wconversion finds a repeat count narrowed into the APIs' uint8_t repeatTime (L2.REPEAT_LIMIT);
+# warnings do not change the precompiled headers.
+WARN_FLAGS = ["-Wconversion", "-Wno-sign-conversion"]
 SANDBOX_VERSION = "1"           # builds from the sandboxed compiler (root-owned copies)
 COMPILE_TIMEOUT_S = 180
 COMPILE_MEMORY = 3 << 30        # address space of each compiler process (a preprocessor bomb stops here)
-PCH_HEADERS = ["kernel_operator.h", "cannsim/host.h", "cannsim/tiling.h",
-               "tiling/platform/platform_ascendc.h", "register/tilingdata_base.h",
-               "register/op_def_registry.h"]
+# The headers each unit sees, as on CANN: op_kernel/ gets the kernel API (the tiling glue comes with
+# it), op_host/ the graph, tiling and registration headers. The device unit is marked so the few
+# headers both sides may include (register/tilingdata_base.h) leave the host types out.
+DEVICE_HEADERS = ["kernel_operator.h", "cannsim/tiling.h"]
+HOST_HEADERS = ["cannsim/host.h", "cannsim/tiling.h", "tiling/platform/platform_ascendc.h",
+                "register/tilingdata_base.h", "register/op_def_registry.h", "tiling/tiling_api.h"]
+DEVICE_MARK = "#define CANNSIM_DEVICE_UNIT 1"
+PCH_HEADERS = DEVICE_HEADERS + [h for h in HOST_HEADERS if h not in DEVICE_HEADERS]
 PCH_SYSTEM = ["<cerrno>", "<csignal>", "<cstdio>", "<cstdlib>", "<cstring>", "<fstream>", "<new>",
               "<string>", "<vector>", "<fcntl.h>", "<unistd.h>", "<sys/mman.h>", "<sys/wait.h>",
               "<sys/resource.h>", "<sys/prctl.h>", "<linux/filter.h>", "<linux/seccomp.h>",
@@ -56,7 +66,22 @@ HINTS = {
     "L4.API_UNKNOWN": "this name is not an AscendC API on this chip (or not emulated): check the "
                       "spelling and the API list for the chip",
     "CPP.COMPILE": "fix the C++ error at this line",
+    "L4.SPLIT_UNIT": "CANN compiles op_kernel and op_host apart: device code may not use what only the host "
+                     "half declares (namespace optiling / ops, ge, gert, host includes) and the host half "
+                     "sees only the tiling data of the device file; move the shared declaration into the "
+                     "tiling data (before the registered struct) or duplicate it",
+    "L4.NAME_CLASH": "the AscendC headers already put this name in the global or AscendC scope (as on CANN): "
+                     "rename your type, e.g. <Op>TilingData or <Op>CustomTiling",
 }
+
+# Names only one side of a CANN op project declares: a device unit that uses a host name (or the
+# reverse) compiled only because both halves shared one translation unit.
+HOST_ONLY_NAMES = {"ge", "gert", "optiling", "platform_ascendc", "fe", "ops", "OpDef", "TilingFunc", "context",
+                   "GetSizeByDataType", "TilingContext"}
+DEVICE_ONLY_NAMES = {"AscendC", "LocalTensor", "GlobalTensor", "TPipe", "TQue", "TBuf", "TPosition", "GetBlockIdx",
+                     "GetBlockNum", "half", "bfloat16_t", "GM_ADDR", "__aicore__", "__gm__", "event_t"}
+_UNDECLARED = re.compile(r"was not declared|has not been declared|does not name a type|is not a member of|"
+                         r"is not a namespace|not declared in|is not a class")
 
 
 def cache_dir() -> Path:
@@ -79,28 +104,6 @@ class EntryInfo:
     name: str
     num_args: int
     line: int
-
-
-# One lexeme at a time, in priority order: a line comment, a block comment (to the end if
-# unterminated), the "C" of `extern "C"`, a string literal (escapes skipped; ends at its quote or
-# the end of the line).
-_LEXEMES = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"C"|"((?:\\[\s\S]|[^"\\\n])*)(")?')
-
-
-def _blank(m: re.Match) -> str:
-    text = m.group(0)
-    if text.startswith("//"):
-        return " " * len(text)
-    if text.startswith("/*"):
-        return re.sub(r"[^\n]", " ", text)
-    if text == '"C"':
-        return text
-    return '"' + " " * len(m.group(1)) + (m.group(2) or "")
-
-
-def strip_comments(src: str) -> str:
-    """The source with comments and string contents blanked, newlines kept (lines stay put)."""
-    return _LEXEMES.sub(_blank, src)
 
 
 _ENTRY_RE = re.compile(r'extern\s+"C"\s+((?:(?:__global__|__aicore__|__vector__|__cube__|inline)\s+)+)'
@@ -162,6 +165,9 @@ def _classify(msg: str) -> str:
     m = _ID_IN_TEXT.search(msg)
     if m:
         return m.group(1)
+    if "AscendC::" in msg and re.search(r"redefinition of|conflicting declaration|conflicts with a previous|"
+                                        r"is ambiguous|already declared", msg):
+        return "L4.NAME_CLASH"
     if ("no matching function for call" in msg or "no matching member function" in msg
             or "too many arguments to function" in msg or "too few arguments to function" in msg):
         return "L4.API_SIGNATURE"
@@ -178,7 +184,8 @@ def _api_name(msg: str) -> str:
     return m.group(1) if m else ""
 
 
-def parse_compiler_output(raw: str, candidate: Path, glue: dict[str, int]) -> list[Diagnostic]:
+def parse_compiler_output(raw: str, candidate: Path | list[Path], glue: dict[str, int],
+                          where: dict[int, str] | None = None) -> list[Diagnostic]:
     """g++ errors as Diagnostics at the candidate's line.
 
     An error inside the emulator's headers is attributed to the candidate line that instantiated
@@ -186,8 +193,8 @@ def parse_compiler_output(raw: str, candidate: Path, glue: dict[str, int]) -> li
     included the header. `glue` maps names (entry, TilingFunc) to candidate lines for errors in
     the generated launcher.
     """
-    cand = str(candidate)
-    cand_names = {cand, os.path.realpath(cand)}
+    cands = [str(c) for c in (candidate if isinstance(candidate, list) else [candidate])]
+    cand_names = set(cands) | {os.path.realpath(c) for c in cands}
     diags: list[Diagnostic] = []
     chain: list[tuple[str, int]] = []      # "required from" / "In file included from" frames
     current: dict | None = None
@@ -200,15 +207,16 @@ def parse_compiler_output(raw: str, candidate: Path, glue: dict[str, int]) -> li
         if current is None:
             return
         line = current["line"] if in_candidate(current["file"]) else 0
+        found = current["file"] if line else ""
         if not line:
             for f, ln in current["frames"]:
                 if in_candidate(f):
-                    line = ln
+                    line, found = ln, f
                     break
         if not line:
             for f, ln in current["notes"]:
                 if in_candidate(f):
-                    line = ln
+                    line, found = ln, f
                     break
         msg = current["msg"]
         if not line and not in_candidate(current["file"]):
@@ -220,6 +228,8 @@ def parse_compiler_output(raw: str, candidate: Path, glue: dict[str, int]) -> li
         diags.append(Diagnostic(id=ident, severity="error", message=msg, line=line,
                                 hint=HINTS.get(ident, ""), api=_api_name(msg),
                                 raw="\n".join(current["raw"])))
+        if where is not None:
+            where[id(diags[-1])] = found
         current = None
 
     for text in raw.splitlines():
@@ -265,6 +275,110 @@ def parse_compiler_output(raw: str, candidate: Path, glue: dict[str, int]) -> li
         if key not in seen:
             seen.add(key)
             out.append(d)
+    return out
+
+
+def split_findings(diags: list[Diagnostic], units, halves: dict[str, Path], where: dict[int, str]) -> list[Diagnostic]:
+    """Compiler errors caused by the split into CANN's two units, as L4.SPLIT_UNIT: a name the
+    failing half uses that only the other half declares (or a name of the other side's API)."""
+    half_of = {str(p): u for u, p in halves.items()} | {os.path.realpath(p): u for u, p in halves.items()}
+    # The words on the lines only the other half has (the declarations this half cannot see).
+    texts = {u: strip_comments(getattr(units, u)).split("\n") for u in halves}
+    only = {u: set(re.findall(r"\b\w+\b", "\n".join(t for t, o in zip(texts[u], texts[v]) if t.strip() and not o.strip())))
+            for u, v in (("device", "host"), ("host", "device"))}
+    other_api = {"device": HOST_ONLY_NAMES, "host": DEVICE_ONLY_NAMES}
+    out = []
+    for d in diags:
+        unit = half_of.get(where.get(id(d), ""), "")
+        names = ([n for q in re.findall(r"'([\w:]+)'", d.message) for n in q.split("::") if n]
+                 if _UNDECLARED.search(d.message) else [])
+        if unit and d.id in ("CPP.COMPILE", "L4.API_UNKNOWN") and names:
+            other = "host" if unit == "device" else "device"
+            crossing = [n for n in names if n in other_api[unit] or n in only[other]]
+            if crossing:
+                side = "device (op_kernel)" if unit == "device" else "host (op_host)"
+                d = Diagnostic("L4.SPLIT_UNIT", "error",
+                               f"the {side} half uses '{crossing[0]}', which only the {other} half declares: "
+                               f"this compiles as one file but not as CANN's two units ({d.message})",
+                               d.line, HINTS["L4.SPLIT_UNIT"], api=d.api, raw=d.raw)
+        elif d.id == "L4.NAME_CLASH":
+            d.hint = HINTS["L4.NAME_CLASH"]
+        out.append(d)
+    return out
+
+
+_NARROW = re.compile(r"^(?P<file>[^:\s][^:]*):(?P<line>\d+):(?P<col>\d+):\s*warning: (?P<msg>(?:unsigned )?conversion "
+                     r"from '(?P<src>[^']+)'[^\n]* to '(?:const )?(?:uint8_t|unsigned char)'[^\n]*)$", re.M)
+
+
+_REPEAT_PARAM = re.compile(r"\buint8_t\s+repeatTimes?\b")
+
+
+def repeat_apis() -> frozenset[str]:
+    """The emulated APIs with a `uint8_t repeatTime` parameter: functions declaring one, and the
+    names every API-defining macro with one is used for."""
+    global _REPEAT_APIS
+    try:
+        return _REPEAT_APIS
+    except NameError:
+        pass
+    names: set[str] = set()
+    texts = [p.read_text(errors="replace") for d in include_dirs() for p in d.rglob("*.h")]
+    for text in texts:
+        for m in re.finditer(r"\binline\s+[\w:<>]+\s+(\w+)\s*\(([^{;]*)\)\s*\{", text):
+            if _REPEAT_PARAM.search(m.group(2)):
+                names.add(m.group(1))
+        for m in re.finditer(r"#define\s+(CANNSIM_\w+)\s*\(\s*NAME\b((?:[^\n]*\\\n)*[^\n]*)", text):
+            if _REPEAT_PARAM.search(m.group(2)):
+                for t in texts:
+                    names.update(re.findall(rf"\b{m.group(1)}\(\s*(\w+)", t))
+    _REPEAT_APIS = frozenset(n for n in names if n != "NAME")
+    return _REPEAT_APIS
+
+
+def _call_name(code: str, offset: int) -> str:
+    """The function whose argument list holds `offset` (innermost unclosed parenthesis)."""
+    depth = 0
+    for i in range(min(offset, len(code)) - 1, -1, -1):
+        ch = code[i]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            if depth == 0:
+                m = re.search(r"(\w+)\s*(?:<[^()]*>)?\s*$", code[:i])
+                return m.group(1) if m else ""
+            depth -= 1
+        elif ch in ";{}" and depth == 0:
+            return ""
+    return ""
+
+
+def repeat_narrowing(raw: str, device_half: Path, device_text: str) -> list[Diagnostic]:
+    """A repeat count wider than the APIs' `uint8_t repeatTime`, at the candidate's line: an error
+    when the compiler sees the value change (a constant above 255), a warning when it may."""
+    code = strip_comments(device_text)
+    own = set(re.findall(r"\b(\w+)\s*\([^;{}()]*(?:\([^()]*\)[^;{}()]*)*\)\s*(?:const\s*)?\{", code))
+    starts = [0] + [i + 1 for i, ch in enumerate(code) if ch == "\n"]
+    names = {str(device_half), os.path.realpath(device_half)}
+    out, seen = [], set()
+    for m in _NARROW.finditer(raw):
+        if m.group("file") not in names and os.path.realpath(m.group("file")) not in names:
+            continue
+        line, col = int(m.group("line")), int(m.group("col"))
+        if line > len(starts):
+            continue
+        api = _call_name(code, starts[line - 1] + col - 1)
+        # An API with a uint8_t repeatTime (not a function of the candidate's own of that name).
+        if api not in repeat_apis() or api in own or (line, api) in seen:
+            continue
+        seen.add((line, api))
+        certain = "changes value" in m.group("msg")
+        out.append(Diagnostic("L2.REPEAT_LIMIT", "error" if certain else "warning",
+                              f"{api}: the repeat count ({m.group('src')}) is narrowed into the 8-bit repeatTime "
+                              f"parameter; the chip keeps its low 8 bits ({m.group('msg')})", line,
+                              "repeat counts above 255 wrap: split the call into chunks of at most 255 repeats "
+                              "or use the count form; cast a count known to fit with static_cast<uint8_t>",
+                              api=api))
     return out
 
 
@@ -359,18 +473,28 @@ def _compile_once(product: Path, failed: Path, source: Path, text: str, command)
     return True
 
 
+def _pch_text(unit: str) -> str:
+    headers = DEVICE_HEADERS if unit == "device" else HOST_HEADERS
+    return (f"// Precompiled for the sim backend's generated {unit} units.\n#pragma once\n"
+            + (DEVICE_MARK + "\n" if unit == "device" else "")
+            + "".join(f"#include {s}\n" for s in PCH_SYSTEM)
+            + "".join(f'#include "{h}"\n' for h in headers if any((d / h).exists() for d in include_dirs())))
+
+
 def ensure_pch(chip: ChipProfile, hh: str | None = None) -> Path | None:
-    """The directory holding `cannsim_pch.h` and its .gch for this chip's arch, built once."""
+    """The directory holding `cannsim_pch.h` (the device unit's headers) and `cannsim_host_pch.h`
+    (the host unit's) with their .gch for this chip's arch, built once."""
     hh = hh or headers_hash()
     flags = CXX_FLAGS + _arch_macros(chip)
     pch_dir = cache_dir() / "pch" / _pch_key(chip, hh)
-    header = pch_dir / "cannsim_pch.h"
-    text = ("// Precompiled for the sim backend's generated launchers.\n#pragma once\n"
-            + "".join(f"#include {s}\n" for s in PCH_SYSTEM)
-            + "".join(f'#include "{h}"\n' for h in PCH_HEADERS if any((d / h).exists() for d in include_dirs())))
-    ok = _compile_once(pch_dir / "cannsim_pch.h.gch", pch_dir / "failed", header, text,
-                       lambda tmp: [GXX, *flags, *_inc_flags(None), "-x", "c++-header", str(header), "-o", str(tmp)])
-    return pch_dir if ok else None
+    for name, unit in (("cannsim_pch.h", "device"), ("cannsim_host_pch.h", "host")):
+        header = pch_dir / name
+        ok = _compile_once(pch_dir / f"{name}.gch", pch_dir / f"{unit}.failed", header, _pch_text(unit),
+                           lambda tmp, header=header: [GXX, *flags, *_inc_flags(None), "-x", "c++-header",
+                                                       str(header), "-o", str(tmp)])
+        if not ok:
+            return None
+    return pch_dir
 
 
 def ensure_harness_object(chip: ChipProfile, hh: str | None = None) -> Path | None:
@@ -383,7 +507,7 @@ def ensure_harness_object(chip: ChipProfile, hh: str | None = None) -> Path | No
     obj_dir = cache_dir() / "pch" / _pch_key(chip, hh)
     tu = obj_dir / "harness_main.cpp"
     text = ("// The sim backend's generic launcher, compiled once and linked into every launcher.\n"
-            + ('#include "cannsim_pch.h"\n' if pch_dir else "") + '#include "cannsim/harness.cpp"\n')
+            + ('#include "cannsim_host_pch.h"\n' if pch_dir else "") + '#include "cannsim/harness.cpp"\n')
     obj = obj_dir / "harness.o"
     ok = _compile_once(obj, obj_dir / "harness.failed", tu, text,
                        lambda tmp: [GXX, *CXX_FLAGS, *_arch_macros(chip), *_inc_flags(pch_dir), "-c", str(tu),
@@ -487,6 +611,15 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
         return Build(ok=False, diagnostics=pre, chip=chip.name, source_path=path,
                      entry=entry.name if entry else "")
 
+    try:
+        units = split_units(text)
+    except SplitError as e:
+        return Build(ok=False, diagnostics=[Diagnostic("CPP.COMPILE", "error", f"{e}: the device and host halves "
+                                                       "cannot be told apart", 0, HINTS["CPP.COMPILE"])],
+                     chip=chip.name, source_path=path, entry=entry.name)
+    registration = check_opdef(text, units, task, camel(entry.name))
+    if any(d.is_error for d in registration):
+        return Build(ok=False, diagnostics=registration, chip=chip.name, source_path=path, entry=entry.name)
     op_names = [getattr(task, "op_name", ""), camel(entry.name), camel(getattr(task, "name", ""))]
     default_t, legacy_t = _tiling_types(code, op_names)
     macros = _dtype_macros(task, dtypes)
@@ -502,7 +635,7 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
         try:
             doc = json.loads(meta.read_text())
             if not doc["ok"] or exe.exists():
-                return Build(ok=doc["ok"], diagnostics=[Diagnostic(**d) for d in doc["diagnostics"]],
+                return Build(ok=doc["ok"], diagnostics=registration + [Diagnostic(**d) for d in doc["diagnostics"]],
                              raw_output=doc.get("raw", ""), artifact=exe if doc["ok"] else None,
                              chip=chip.name, entry=entry.name, source_path=path, cached=True, key=key)
         except (OSError, ValueError, KeyError, TypeError):
@@ -512,43 +645,61 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
     pch_dir = ensure_pch(chip, hh)
     harness_obj = ensure_harness_object(chip, hh)
     bdir.mkdir(parents=True, exist_ok=True)
+    # The compiler sees copies of the two halves beside the unit TUs (the user's file may sit where
+    # the sandbox cannot read); both keep the candidate's lines, so diagnostics land on them.
+    halves = {"device": bdir / "candidate" / path.name, "host": bdir / "host" / path.name}
+    for unit, half in halves.items():
+        half.parent.mkdir(exist_ok=True)
+        half.write_text(getattr(units, unit))
     tu = bdir / "launcher.cpp"
-    lines = ["// Generated by the sim backend for one candidate and one dtype combination."]
+    lines = ["// Generated by the sim backend: the device unit (op_kernel) of one candidate and one dtype "
+             "combination."]
     if pch_dir:
         lines.append('#include "cannsim_pch.h"')
     else:
-        lines += [f'#include "{h}"' for h in PCH_HEADERS]
+        lines += [DEVICE_MARK] + [f'#include "{h}"' for h in DEVICE_HEADERS]
     lines += ["#undef CANNSIM_DEFAULT_TILING_TYPE", "#undef CANNSIM_LEGACY_TILING_TYPE",
               f"#define CANNSIM_DEFAULT_TILING_TYPE {default_t or '::cannsim::NoTilingType'}",
               f"#define CANNSIM_LEGACY_TILING_TYPE {legacy_t or '::cannsim::NoTilingType'}"]
     lines += [f"#define {name} {cpp}" for name, cpp in macros]
-    # The compiler sees a copy of the candidate beside the launcher TU (the user's file may sit
-    # where the sandbox cannot read); diagnostics name the copy, at the same lines.
-    cand = bdir / "candidate" / path.name
-    cand.parent.mkdir(exist_ok=True)
-    cand.write_text(text)
-    lines.append(f'#include "{cand}"')
+    lines.append(f'#include "{halves["device"]}"')
     lines += [f"#define CANNSIM_ENTRY {entry.name}", f"#define CANNSIM_NUM_IO {n_io}",
-              '#include "cannsim/harness_entry.h"']
+              "#define CANNSIM_DEVICE_GLUE 1", '#include "cannsim/harness_entry.h"', ""]
+    host_tu = bdir / "host_unit.cpp"
+    host_lines = ["// Generated by the sim backend: the host unit (op_host) of one candidate."]
+    if pch_dir:
+        host_lines.append('#include "cannsim_host_pch.h"')
+    else:
+        host_lines += [f'#include "{h}"' for h in HOST_HEADERS]
+    host_lines += [f'#include "{halves["host"]}"', "#define CANNSIM_HOST_GLUE 1", '#include "cannsim/harness_entry.h"']
     if harness_obj is None:
-        lines.append('#include "cannsim/harness.cpp"')
-    lines.append("")
-    tu_tmp = bdir / f"launcher.cpp.tmp{os.getpid()}"
-    tu_tmp.write_text("\n".join(lines))
-    os.replace(tu_tmp, tu)   # atomic: a concurrent build of the same key keeps reading a whole file
+        host_lines.append('#include "cannsim/harness.cpp"')
+    host_lines.append("")
+    for unit_tu, unit_lines in ((tu, lines), (host_tu, host_lines)):
+        unit_tmp = unit_tu.with_name(f"{unit_tu.name}.tmp{os.getpid()}")
+        unit_tmp.write_text("\n".join(unit_lines))
+        os.replace(unit_tmp, unit_tu)   # atomic: a concurrent build of the same key keeps reading a whole file
     out_dir = Path(tempfile.mkdtemp(prefix=f"out{os.getpid()}-", dir=bdir))
     tmp_exe = out_dir / "harness"
+    # One compiler run, two translation units: g++ compiles each source file on its own.
     # The launcher object first: its .preinit_array entry (the syscall filter) then runs before any of the
     # candidate's.
-    cmd = [GXX, *flags, *_inc_flags(pch_dir), *([str(harness_obj)] if harness_obj else []), str(tu),
+    cmd = [GXX, *flags, *WARN_FLAGS, *_inc_flags(pch_dir), *([str(harness_obj)] if harness_obj else []), str(tu), str(host_tu),
            "-o", str(tmp_exe)]
     readable = [bdir, *include_dirs(), *([pch_dir] if pch_dir else []),
                 *([harness_obj.parent] if harness_obj and harness_obj.parent != pch_dir else [])]
     raw, rc = _sandboxed_compile(cmd, bdir, out_dir, readable)
     seconds = time.perf_counter() - t0
     glue = {entry.name: entry.line, "TilingFunc": _line_of(code, r"\bTilingFunc\s*\(")}
-    diags = parse_compiler_output(raw, cand, glue) if rc != 0 else []
-    if rc != 0 and not diags:
+    where: dict[int, str] = {}
+    diags = parse_compiler_output(raw, list(halves.values()), glue, where) if rc != 0 else []
+    if diags:
+        diags = split_findings(diags, units, halves, where)
+    narrowed = repeat_narrowing(raw, halves["device"], units.device)
+    if rc == 0 and any(d.is_error for d in narrowed):
+        rc = 1
+    diags = narrowed + diags
+    if rc != 0 and not any(d.is_error for d in diags):
         diags = [Diagnostic("CPP.COMPILE", "error", raw.strip().splitlines()[-1] if raw.strip() else
                             f"g++ failed with status {rc}", 0, HINTS["CPP.COMPILE"], raw=raw)]
     ok = rc == 0
@@ -571,5 +722,5 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
     meta_tmp.write_text(json.dumps({"ok": ok, "diagnostics": [d.to_json() for d in diags], "raw": raw,
                                     "seconds": seconds, "command": cmd}))
     os.replace(meta_tmp, meta)
-    return Build(ok=ok, diagnostics=diags, raw_output=raw, artifact=exe if ok else None, chip=chip.name,
+    return Build(ok=ok, diagnostics=registration + diags, raw_output=raw, artifact=exe if ok else None, chip=chip.name,
                  entry=entry.name, source_path=path, cached=False, seconds=seconds, key=key)

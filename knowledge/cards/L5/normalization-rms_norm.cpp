@@ -8,7 +8,7 @@
 #include "register/op_def_registry.h"
 #include "tiling/platform/platform_ascendc.h"
 
-struct RmsNormTiling {
+struct RmsNormCustomTiling {
     uint32_t rows;          // product of all dims but the last
     uint32_t d;             // last-axis length
     uint32_t dPad;          // d rounded up to 32 bytes, in elements of T (the UB row stride)
@@ -20,7 +20,7 @@ struct RmsNormTiling {
     float epsilon;
     float invD;
 };
-REGISTER_TILING_DEFAULT(RmsNormTiling);
+REGISTER_TILING_DEFAULT(RmsNormCustomTiling);
 
 using namespace AscendC;
 
@@ -34,7 +34,7 @@ public:
 
     __aicore__ inline KernelRmsNorm() {}
 
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, const RmsNormTiling& t)
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, const RmsNormCustomTiling& t)
     {
         const uint32_t idx = static_cast<uint32_t>(GetBlockIdx());
         uint32_t rowStart;
@@ -229,7 +229,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
         k = 1;
     }
 
-    RmsNormTiling* t = context->GetTilingData<RmsNormTiling>();
+    RmsNormCustomTiling* t = context->GetTilingData<RmsNormCustomTiling>();
     t->rows = static_cast<uint32_t>(rows);
     t->d = static_cast<uint32_t>(d);
     t->dPad = static_cast<uint32_t>(dPad);
@@ -246,3 +246,33 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     return ge::GRAPH_SUCCESS;
 }
 }  // namespace optiling
+
+namespace ops {
+// The operator definition, from the task's proto (rms_norm).
+class RmsNormCustom : public OpDef {
+public:
+    explicit RmsNormCustom(const char* name) : OpDef(name)
+    {
+        this->Input("x")
+            .ParamType(REQUIRED)
+            .DataType({ge::DT_FLOAT16, ge::DT_BF16, ge::DT_FLOAT})
+            .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})
+            .UnknownShapeFormat({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Input("gamma")
+            .ParamType(REQUIRED)
+            .DataType({ge::DT_FLOAT16, ge::DT_BF16, ge::DT_FLOAT})
+            .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})
+            .UnknownShapeFormat({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Output("y")
+            .ParamType(REQUIRED)
+            .DataType({ge::DT_FLOAT16, ge::DT_BF16, ge::DT_FLOAT})
+            .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND})
+            .UnknownShapeFormat({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND});
+        this->Attr("epsilon").AttrType(OPTIONAL).Float(1e-06);
+        this->AICore().SetTiling(optiling::TilingFunc);
+        this->AICore().AddConfig("ascend910b");
+        this->AICore().AddConfig("ascend910_93");
+    }
+};
+OP_ADD(RmsNormCustom);
+}  // namespace ops

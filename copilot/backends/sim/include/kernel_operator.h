@@ -23,11 +23,12 @@
 #include "cannsim/hl_quant.h"
 #include "cannsim/hl_reduce.h"
 #include "cannsim/transpose.h"
+#include "cannsim/kernel_tiling.h"
+#include "cannsim/tiling.h"
 #include "cannsim/fused_cast.h"
 #include "cannsim/ub_misc.h"
 #include "cannsim/hl_layout.h"
 #include "cannsim/hl_norm_ext.h"
-#include "cannsim/hl_softmax_ext.h"
 
 // Old intrinsic spellings of the sync instructions.
 inline void set_flag(pipe_t src, pipe_t dst, int id, CANNSIM_LOC) {
@@ -42,3 +43,6 @@ inline void wait_flag(pipe_t src, pipe_t dst, int id, CANNSIM_LOC) {
         if (p.src == src && p.dst == dst) { cannsim::wait_flag(static_cast<AscendC::HardEvent>(e), id, loc); return; }
     }
 }
+
+// Last: the code macros would break the emulator's own dtype names above.
+#include "cannsim/kernel_type.h"

@@ -106,7 +106,7 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const
 }
 template <typename T, typename U, bool isSetMask = true>
 inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
-                    uint64_t mask, const int64_t repeatTime, const BinaryRepeatParams& params, CANNSIM_LOC) {
+                    uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& params, CANNSIM_LOC) {
     cannsim::Operand ops[2] = {cannsim::operand("src0", src0), cannsim::operand("src1", src1)};
     ops[0].blk = params.src0BlkStride; ops[0].rep = params.src0RepStride;
     ops[1].blk = params.src1BlkStride; ops[1].rep = params.src1RepStride;
@@ -117,7 +117,7 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const
 }
 template <typename T, typename U, bool isSetMask = true>
 inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
-                    const uint64_t mask[], const int64_t repeatTime, const BinaryRepeatParams& params, CANNSIM_LOC) {
+                    uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams& params, CANNSIM_LOC) {
     cannsim::Operand ops[2] = {cannsim::operand("src0", src0), cannsim::operand("src1", src1)};
     ops[0].blk = params.src0BlkStride; ops[0].rep = params.src0RepStride;
     ops[1].blk = params.src1BlkStride; ops[1].rep = params.src1RepStride;
@@ -137,7 +137,7 @@ inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, cons
 }
 template <typename T, typename U, bool isSetMask = true>
 inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
-                     uint64_t mask, const int64_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {
+                     uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {
     cannsim::Operand ops[1] = {cannsim::operand("src0", src0)};
     ops[0].blk = params.srcBlkStride; ops[0].rep = params.srcRepStride;
     auto L = cannsim::mask_lanes("Compares", mask, repeatTime, isSetMask, sizeof(T), true, loc);
@@ -170,7 +170,7 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
 }
 template <typename T, typename U, bool isSetMask = true>
 inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-                   const LocalTensor<T>& src1, SELMODE selMode, uint64_t mask, const int64_t repeatTime,
+                   const LocalTensor<T>& src1, SELMODE selMode, uint64_t mask, const uint8_t repeatTime,
                    const BinaryRepeatParams& params, CANNSIM_LOC) {
     cannsim::Operand ops[3] = {cannsim::operand("dst", dst, true), cannsim::operand("src0", src0),
                                cannsim::operand("src1", src1)};
@@ -182,7 +182,7 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, con
 }
 template <typename T, typename U, bool isSetMask = true>
 inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-                   const LocalTensor<T>& src1, SELMODE selMode, const uint64_t mask[], const int64_t repeatTime,
+                   const LocalTensor<T>& src1, SELMODE selMode, uint64_t mask[], const uint8_t repeatTime,
                    const BinaryRepeatParams& params, CANNSIM_LOC) {
     cannsim::Operand ops[3] = {cannsim::operand("dst", dst, true), cannsim::operand("src0", src0),
                                cannsim::operand("src1", src1)};

@@ -62,7 +62,7 @@ template <typename T, typename C> inline C wrap_as(C v) {
     }                                                                                                      \
     template <typename T, typename U = T, bool isSetMask = true>                                           \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1,    \
-                     uint64_t mask, const int64_t repeatTime, const BinaryRepeatParams& params, CANNSIM_LOC) { \
+                     uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& params, CANNSIM_LOC) { \
         cannsim::Operand ops[3] = {cannsim::operand("dst", dst, true), cannsim::operand("src0", src0),     \
                                    cannsim::operand("src1", src1)};                                        \
         cannsim::set_binary_strides<T>(ops, params);                                                       \
@@ -71,7 +71,7 @@ template <typename T, typename C> inline C wrap_as(C v) {
     }                                                                                                      \
     template <typename T, typename U = T, bool isSetMask = true>                                           \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1,    \
-                     const uint64_t mask[], const int64_t repeatTime, const BinaryRepeatParams& params,    \
+                     uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams& params,    \
                      CANNSIM_LOC) {                                                                        \
         cannsim::Operand ops[3] = {cannsim::operand("dst", dst, true), cannsim::operand("src0", src0),     \
                                    cannsim::operand("src1", src1)};                                        \
@@ -98,7 +98,7 @@ inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& 
 }
 template <typename T, typename U = T, bool isSetMask = true>
 inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarValue, uint64_t mask,
-                 const int64_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {
+                 const uint8_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {
     cannsim::Operand ops[3] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src), cannsim::operand("src", src)};
     cannsim::set_unary_strides(ops, params);
     ops[2] = ops[1];
@@ -107,8 +107,8 @@ inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& 
     cannsim::run_accumulate<T, U>("Axpy", ops, 2, L, loc, [s](auto d, auto a, auto) { return a * s + d; });
 }
 template <typename T, typename U = T, bool isSetMask = true>
-inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarValue, const uint64_t mask[],
-                 const int64_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {
+inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarValue, uint64_t mask[],
+                 const uint8_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {
     cannsim::Operand ops[3] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src), cannsim::operand("src", src)};
     cannsim::set_unary_strides(ops, params);
     ops[2] = ops[1];

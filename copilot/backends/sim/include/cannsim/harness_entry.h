@@ -1,9 +1,24 @@
-// The per-candidate part of the sim backend's launcher, included at the end of the translation unit
-// the runner generates (after the candidate file). It defines main() and the two calls into
-// candidate code that the generic launcher (cannsim/harness.cpp, compiled once and linked in) makes.
-// Needs:
+// The per-candidate part of the sim backend's launcher: the two calls into candidate code that the
+// generic launcher (cannsim/harness.cpp, compiled once and linked in) makes, and main(). The runner
+// builds a candidate as CANN's two units and includes this at the end of each: with
+// CANNSIM_HOST_GLUE (after the host half) it defines run_tiling; with CANNSIM_DEVICE_GLUE (after the
+// device half) call_entry and main(); with neither, all of them (one unit).
+// The device part needs:
 //   CANNSIM_ENTRY   the kernel entry's name
 //   CANNSIM_NUM_IO  the task's inputs + outputs (the entry takes CANNSIM_NUM_IO + 2 GM_ADDRs)
+namespace cannsim_glue {
+int launcher_main(int argc, char** argv);   // cannsim/harness.cpp
+}
+
+#ifndef CANNSIM_DEVICE_GLUE
+namespace cannsim_glue {
+int run_tiling(gert::TilingContext* ctx) {
+    return static_cast<int>(optiling::TilingFunc(ctx));
+}
+}  // namespace cannsim_glue
+#endif
+
+#ifndef CANNSIM_HOST_GLUE
 #ifndef CANNSIM_ENTRY
 #error "CANNSIM_ENTRY must name the kernel entry"
 #endif
@@ -12,12 +27,6 @@
 #endif
 
 namespace cannsim_glue {
-
-int launcher_main(int argc, char** argv);   // cannsim/harness.cpp
-
-int run_tiling(gert::TilingContext* ctx) {
-    return static_cast<int>(optiling::TilingFunc(ctx));
-}
 
 #define CANNSIM_GM(i) reinterpret_cast<GM_ADDR>(args[i])
 void call_entry(uint8_t** args) {
@@ -50,3 +59,4 @@ void call_entry(uint8_t** args) {
 }  // namespace cannsim_glue
 
 int main(int argc, char** argv) { return cannsim_glue::launcher_main(argc, argv); }
+#endif  // CANNSIM_HOST_GLUE

@@ -90,7 +90,7 @@ template <typename T> inline T shift_right(T v, int n, bool round) {
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
-                     uint64_t mask, const int64_t repeatTime, const BinaryRepeatParams& params, CANNSIM_LOC) { \
+                     uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& params, CANNSIM_LOC) { \
         using B = cannsim::Bits<T>;                                                                       \
         cannsim::check_int_dtype<T>(#NAME, loc);                                                          \
         cannsim::Operand ops[3] = {cannsim::operand("dst", dst, true), cannsim::operand("src0", src0),    \
@@ -101,7 +101,7 @@ template <typename T> inline T shift_right(T v, int n, bool round) {
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
-                     const uint64_t mask[], const int64_t repeatTime, const BinaryRepeatParams& params,   \
+                     uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams& params,   \
                      CANNSIM_LOC) {                                                                       \
         using B = cannsim::Bits<T>;                                                                       \
         cannsim::check_int_dtype<T>(#NAME, loc);                                                          \
@@ -124,7 +124,7 @@ template <typename T> inline T shift_right(T v, int n, bool round) {
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,          \
-                     uint64_t mask, const int64_t repeatTime, const UnaryRepeatParams& params EXTRA_PARAM, \
+                     uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams& params EXTRA_PARAM, \
                      CANNSIM_LOC) {                                                                       \
         cannsim::check_int_dtype<T>(#NAME, loc);                                                          \
         cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};     \
@@ -135,7 +135,7 @@ template <typename T> inline T shift_right(T v, int n, bool round) {
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,          \
-                     const uint64_t mask[], const int64_t repeatTime, const UnaryRepeatParams& params EXTRA_PARAM, \
+                     uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams& params EXTRA_PARAM, \
                      CANNSIM_LOC) {                                                                       \
         cannsim::check_int_dtype<T>(#NAME, loc);                                                          \
         cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};     \
@@ -162,7 +162,7 @@ inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int3
     cannsim::run_unary<B>("Not", ops, cannsim::count_lanes(count), loc, [](auto a) { return ~a; });
 }
 template <typename T, bool isSetMask = true>
-inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const int64_t repeatTime,
+inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, const uint8_t repeatTime,
                 const UnaryRepeatParams& params, CANNSIM_LOC) {
     using B = cannsim::Bits<T>;
     cannsim::check_int_dtype<T>("Not", loc);
@@ -172,7 +172,7 @@ inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t m
     cannsim::run_unary<B>("Not", ops, L, loc, [](auto a) { return ~a; });
 }
 template <typename T, bool isSetMask = true>
-inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[], const int64_t repeatTime,
+inline void Not(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask[], const uint8_t repeatTime,
                 const UnaryRepeatParams& params, CANNSIM_LOC) {
     using B = cannsim::Bits<T>;
     cannsim::check_int_dtype<T>("Not", loc);

@@ -7,23 +7,16 @@
 namespace cannsim {
 
 template <typename T, typename F>
-CANNSIM_HOT_LOOP void contiguous_binary(T* dp, const T* ap, const T* bp, uint64_t n, F f) {
-    for (uint64_t k = 0; k < n; ++k) dp[k] = from_calc<T>(f(to_calc(ap[k]), to_calc(bp[k])));
-}
-template <typename T, typename F>
-CANNSIM_HOT_LOOP void contiguous_unary(T* dp, const T* ap, uint64_t n, F f) {
-    for (uint64_t k = 0; k < n; ++k) dp[k] = from_calc<T>(f(to_calc(ap[k])));
-}
-
-template <typename T, typename F>
 inline void run_binary(const char* api, Operand* ops, const Lanes& L, const SrcLoc& loc, F f) {
     check_dtype(api, dtype_of<T>(), loc);
     const uint64_t lanes = check_operands(api, ops, 3, L, loc);
     uint8_t* d = ub_at(ops[0].addr); const uint8_t* a = ub_at(ops[1].addr); const uint8_t* b = ub_at(ops[2].addr);
     if (count_only()) {          // count-only mode: checks and accounting, no data
     } else if (L.count_form) {   // contiguous fast path
-        contiguous_binary(reinterpret_cast<T*>(d), reinterpret_cast<const T*>(a), reinterpret_cast<const T*>(b),
-                          L.count, f);
+        T* dp = reinterpret_cast<T*>(d);
+        const T* ap = reinterpret_cast<const T*>(a);
+        const T* bp = reinterpret_cast<const T*>(b);
+        for (uint64_t k = 0; k < L.count; ++k) dp[k] = from_calc<T>(f(to_calc(ap[k]), to_calc(bp[k])));
     } else for_lanes<3>(ops, L, [&](uint64_t i, uint64_t j, uint64_t k) {
         st<T>(d + i * sizeof(T), from_calc<T>(f(to_calc(ld<T>(a + j * sizeof(T))), to_calc(ld<T>(b + k * sizeof(T))))));
     });
@@ -38,7 +31,9 @@ inline void run_unary(const char* api, Operand* ops, const Lanes& L, const SrcLo
     uint8_t* d = ub_at(ops[0].addr); const uint8_t* a = ub_at(ops[1].addr);
     if (count_only()) {          // count-only mode: checks and accounting, no data
     } else if (L.count_form) {   // contiguous fast path
-        contiguous_unary(reinterpret_cast<T*>(d), reinterpret_cast<const T*>(a), L.count, f);
+        T* dp = reinterpret_cast<T*>(d);
+        const T* ap = reinterpret_cast<const T*>(a);
+        for (uint64_t k = 0; k < L.count; ++k) dp[k] = from_calc<T>(f(to_calc(ap[k])));
     } else for_lanes<2>(ops, L, [&](uint64_t i, uint64_t j) {
         st<T>(d + i * sizeof(T), from_calc<T>(f(to_calc(ld<T>(a + j * sizeof(T))))));
     });
@@ -73,49 +68,49 @@ template <typename C> inline C to_c(float v) {
                      const int32_t& count, CANNSIM_LOC) {                                                 \
         cannsim::Operand ops[3] = {cannsim::operand("dst", dst, true), cannsim::operand("src0", src0),    \
                                    cannsim::operand("src1", src1)};                                       \
-        cannsim::run_binary<T>(#NAME, ops, cannsim::count_lanes(count), loc, [](auto a, auto b) CANNSIM_LANE { return EXPR; }); \
+        cannsim::run_binary<T>(#NAME, ops, cannsim::count_lanes(count), loc, [](auto a, auto b) { return EXPR; }); \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
-                     uint64_t mask, const int64_t repeatTime, const BinaryRepeatParams& params, CANNSIM_LOC) { \
+                     uint64_t mask, const uint8_t repeatTime, const BinaryRepeatParams& params, CANNSIM_LOC) { \
         cannsim::Operand ops[3] = {cannsim::operand("dst", dst, true), cannsim::operand("src0", src0),    \
                                    cannsim::operand("src1", src1)};                                       \
         cannsim::set_binary_strides<T>(ops, params);                                                      \
         auto L = cannsim::mask_lanes(#NAME, mask, repeatTime, isSetMask, sizeof(T), true, loc);           \
-        cannsim::run_binary<T>(#NAME, ops, L, loc, [](auto a, auto b) CANNSIM_LANE { return EXPR; });                  \
+        cannsim::run_binary<T>(#NAME, ops, L, loc, [](auto a, auto b) { return EXPR; });                  \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
-                     const uint64_t mask[], const int64_t repeatTime, const BinaryRepeatParams& params,   \
+                     uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams& params,   \
                      CANNSIM_LOC) {                                                                       \
         cannsim::Operand ops[3] = {cannsim::operand("dst", dst, true), cannsim::operand("src0", src0),    \
                                    cannsim::operand("src1", src1)};                                       \
         cannsim::set_binary_strides<T>(ops, params);                                                      \
         auto L = cannsim::mask_lanes(#NAME, mask, repeatTime, isSetMask, sizeof(T), true, loc);           \
-        cannsim::run_binary<T>(#NAME, ops, L, loc, [](auto a, auto b) CANNSIM_LANE { return EXPR; });                  \
+        cannsim::run_binary<T>(#NAME, ops, L, loc, [](auto a, auto b) { return EXPR; });                  \
     }
 
 #define CANNSIM_UNARY_API(NAME, EXPR)                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count, CANNSIM_LOC) { \
         cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};     \
-        cannsim::run_unary<T>(#NAME, ops, cannsim::count_lanes(count), loc, [](auto a) CANNSIM_LANE { return EXPR; }); \
+        cannsim::run_unary<T>(#NAME, ops, cannsim::count_lanes(count), loc, [](auto a) { return EXPR; }); \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,                 \
-                     const int64_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {            \
+                     const uint8_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {            \
         cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};     \
         cannsim::set_unary_strides(ops, params);                                                          \
         auto L = cannsim::mask_lanes(#NAME, mask, repeatTime, isSetMask, sizeof(T), true, loc);           \
-        cannsim::run_unary<T>(#NAME, ops, L, loc, [](auto a) CANNSIM_LANE { return EXPR; });                           \
+        cannsim::run_unary<T>(#NAME, ops, L, loc, [](auto a) { return EXPR; });                           \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],         \
-                     const int64_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {            \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask[],         \
+                     const uint8_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {            \
         cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};     \
         cannsim::set_unary_strides(ops, params);                                                          \
         auto L = cannsim::mask_lanes(#NAME, mask, repeatTime, isSetMask, sizeof(T), true, loc);           \
-        cannsim::run_unary<T>(#NAME, ops, L, loc, [](auto a) CANNSIM_LANE { return EXPR; });                           \
+        cannsim::run_unary<T>(#NAME, ops, L, loc, [](auto a) { return EXPR; });                           \
     }
 
 #define CANNSIM_SCALAR_API(NAME, EXPR)                                                                    \
@@ -124,26 +119,26 @@ template <typename C> inline C to_c(float v) {
                      const int32_t& count, CANNSIM_LOC) {                                                 \
         cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};     \
         const auto s = cannsim::to_calc<T>(scalarValue);                                                  \
-        cannsim::run_unary<T>(#NAME, ops, cannsim::count_lanes(count), loc, [s](auto a) CANNSIM_LANE { return EXPR; }); \
+        cannsim::run_unary<T>(#NAME, ops, cannsim::count_lanes(count), loc, [s](auto a) { return EXPR; }); \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,          \
-                     uint64_t mask, const int64_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) { \
+                     uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) { \
         cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};     \
         cannsim::set_unary_strides(ops, params);                                                          \
         const auto s = cannsim::to_calc<T>(scalarValue);                                                  \
         auto L = cannsim::mask_lanes(#NAME, mask, repeatTime, isSetMask, sizeof(T), true, loc);           \
-        cannsim::run_unary<T>(#NAME, ops, L, loc, [s](auto a) CANNSIM_LANE { return EXPR; });                          \
+        cannsim::run_unary<T>(#NAME, ops, L, loc, [s](auto a) { return EXPR; });                          \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,          \
-                     const uint64_t mask[], const int64_t repeatTime, const UnaryRepeatParams& params,    \
+                     uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams& params,    \
                      CANNSIM_LOC) {                                                                       \
         cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};     \
         cannsim::set_unary_strides(ops, params);                                                          \
         const auto s = cannsim::to_calc<T>(scalarValue);                                                  \
         auto L = cannsim::mask_lanes(#NAME, mask, repeatTime, isSetMask, sizeof(T), true, loc);           \
-        cannsim::run_unary<T>(#NAME, ops, L, loc, [s](auto a) CANNSIM_LANE { return EXPR; });                          \
+        cannsim::run_unary<T>(#NAME, ops, L, loc, [s](auto a) { return EXPR; });                          \
     }
 
 namespace AscendC {
@@ -174,23 +169,23 @@ template <typename T>
 inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count, CANNSIM_LOC) {
     cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("dst", dst)};
     cannsim::run_unary<T>("Duplicate", ops, cannsim::count_lanes(count), loc,
-                          [v = cannsim::to_calc<T>(scalarValue)](auto) CANNSIM_LANE { return v; });
+                          [v = cannsim::to_calc<T>(scalarValue)](auto) { return v; });
 }
 template <typename T, bool isSetMask = true>
-inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, const int64_t repeatTime,
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, const uint8_t repeatTime,
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride, CANNSIM_LOC) {
     cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("dst", dst)};
     ops[0].blk = ops[1].blk = dstBlockStride; ops[0].rep = ops[1].rep = dstRepeatStride;
     auto L = cannsim::mask_lanes("Duplicate", mask, repeatTime, isSetMask, sizeof(T), true, loc);
-    cannsim::run_unary<T>("Duplicate", ops, L, loc, [v = cannsim::to_calc<T>(scalarValue)](auto) CANNSIM_LANE { return v; });
+    cannsim::run_unary<T>("Duplicate", ops, L, loc, [v = cannsim::to_calc<T>(scalarValue)](auto) { return v; });
 }
 template <typename T, bool isSetMask = true>
-inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const uint64_t mask[], const int64_t repeatTime,
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask[], const uint8_t repeatTime,
                       const uint16_t dstBlockStride, const uint8_t dstRepeatStride, CANNSIM_LOC) {
     cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("dst", dst)};
     ops[0].blk = ops[1].blk = dstBlockStride; ops[0].rep = ops[1].rep = dstRepeatStride;
     auto L = cannsim::mask_lanes("Duplicate", mask, repeatTime, isSetMask, sizeof(T), true, loc);
-    cannsim::run_unary<T>("Duplicate", ops, L, loc, [v = cannsim::to_calc<T>(scalarValue)](auto) CANNSIM_LANE { return v; });
+    cannsim::run_unary<T>("Duplicate", ops, L, loc, [v = cannsim::to_calc<T>(scalarValue)](auto) { return v; });
 }
 
 }  // namespace AscendC

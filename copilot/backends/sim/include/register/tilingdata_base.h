@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#ifndef CANNSIM_DEVICE_UNIT
 #include "cannsim/host.h"
+#endif
 #include "cannsim/tiling.h"
 
 #define BEGIN_TILING_DATA_DEF(class_name) \
