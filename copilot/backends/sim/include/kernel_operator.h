@@ -29,6 +29,7 @@
 #include "cannsim/ub_misc.h"
 #include "cannsim/hl_layout.h"
 #include "cannsim/hl_norm_ext.h"
+#include "cannsim/hl_softmax_ext.h"
 
 // Old intrinsic spellings of the sync instructions.
 inline void set_flag(pipe_t src, pipe_t dst, int id, CANNSIM_LOC) {

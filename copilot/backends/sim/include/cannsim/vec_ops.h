@@ -7,16 +7,23 @@
 namespace cannsim {
 
 template <typename T, typename F>
+CANNSIM_HOT_LOOP void contiguous_binary(T* dp, const T* ap, const T* bp, uint64_t n, F f) {
+    for (uint64_t k = 0; k < n; ++k) dp[k] = from_calc<T>(f(to_calc(ap[k]), to_calc(bp[k])));
+}
+template <typename T, typename F>
+CANNSIM_HOT_LOOP void contiguous_unary(T* dp, const T* ap, uint64_t n, F f) {
+    for (uint64_t k = 0; k < n; ++k) dp[k] = from_calc<T>(f(to_calc(ap[k])));
+}
+
+template <typename T, typename F>
 inline void run_binary(const char* api, Operand* ops, const Lanes& L, const SrcLoc& loc, F f) {
     check_dtype(api, dtype_of<T>(), loc);
     const uint64_t lanes = check_operands(api, ops, 3, L, loc);
     uint8_t* d = ub_at(ops[0].addr); const uint8_t* a = ub_at(ops[1].addr); const uint8_t* b = ub_at(ops[2].addr);
     if (count_only()) {          // count-only mode: checks and accounting, no data
     } else if (L.count_form) {   // contiguous fast path
-        T* dp = reinterpret_cast<T*>(d);
-        const T* ap = reinterpret_cast<const T*>(a);
-        const T* bp = reinterpret_cast<const T*>(b);
-        for (uint64_t k = 0; k < L.count; ++k) dp[k] = from_calc<T>(f(to_calc(ap[k]), to_calc(bp[k])));
+        contiguous_binary(reinterpret_cast<T*>(d), reinterpret_cast<const T*>(a), reinterpret_cast<const T*>(b),
+                          L.count, f);
     } else for_lanes<3>(ops, L, [&](uint64_t i, uint64_t j, uint64_t k) {
         st<T>(d + i * sizeof(T), from_calc<T>(f(to_calc(ld<T>(a + j * sizeof(T))), to_calc(ld<T>(b + k * sizeof(T))))));
     });
@@ -31,9 +38,7 @@ inline void run_unary(const char* api, Operand* ops, const Lanes& L, const SrcLo
     uint8_t* d = ub_at(ops[0].addr); const uint8_t* a = ub_at(ops[1].addr);
     if (count_only()) {          // count-only mode: checks and accounting, no data
     } else if (L.count_form) {   // contiguous fast path
-        T* dp = reinterpret_cast<T*>(d);
-        const T* ap = reinterpret_cast<const T*>(a);
-        for (uint64_t k = 0; k < L.count; ++k) dp[k] = from_calc<T>(f(to_calc(ap[k])));
+        contiguous_unary(reinterpret_cast<T*>(d), reinterpret_cast<const T*>(a), L.count, f);
     } else for_lanes<2>(ops, L, [&](uint64_t i, uint64_t j) {
         st<T>(d + i * sizeof(T), from_calc<T>(f(to_calc(ld<T>(a + j * sizeof(T))))));
     });
@@ -68,7 +73,7 @@ template <typename C> inline C to_c(float v) {
                      const int32_t& count, CANNSIM_LOC) {                                                 \
         cannsim::Operand ops[3] = {cannsim::operand("dst", dst, true), cannsim::operand("src0", src0),    \
                                    cannsim::operand("src1", src1)};                                       \
-        cannsim::run_binary<T>(#NAME, ops, cannsim::count_lanes(count), loc, [](auto a, auto b) { return EXPR; }); \
+        cannsim::run_binary<T>(#NAME, ops, cannsim::count_lanes(count), loc, [](auto a, auto b) CANNSIM_LANE { return EXPR; }); \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
@@ -77,7 +82,7 @@ template <typename C> inline C to_c(float v) {
                                    cannsim::operand("src1", src1)};                                       \
         cannsim::set_binary_strides<T>(ops, params);                                                      \
         auto L = cannsim::mask_lanes(#NAME, mask, repeatTime, isSetMask, sizeof(T), true, loc);           \
-        cannsim::run_binary<T>(#NAME, ops, L, loc, [](auto a, auto b) { return EXPR; });                  \
+        cannsim::run_binary<T>(#NAME, ops, L, loc, [](auto a, auto b) CANNSIM_LANE { return EXPR; });                  \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,   \
@@ -87,14 +92,14 @@ template <typename C> inline C to_c(float v) {
                                    cannsim::operand("src1", src1)};                                       \
         cannsim::set_binary_strides<T>(ops, params);                                                      \
         auto L = cannsim::mask_lanes(#NAME, mask, repeatTime, isSetMask, sizeof(T), true, loc);           \
-        cannsim::run_binary<T>(#NAME, ops, L, loc, [](auto a, auto b) { return EXPR; });                  \
+        cannsim::run_binary<T>(#NAME, ops, L, loc, [](auto a, auto b) CANNSIM_LANE { return EXPR; });                  \
     }
 
 #define CANNSIM_UNARY_API(NAME, EXPR)                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count, CANNSIM_LOC) { \
         cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};     \
-        cannsim::run_unary<T>(#NAME, ops, cannsim::count_lanes(count), loc, [](auto a) { return EXPR; }); \
+        cannsim::run_unary<T>(#NAME, ops, cannsim::count_lanes(count), loc, [](auto a) CANNSIM_LANE { return EXPR; }); \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,                 \
@@ -102,7 +107,7 @@ template <typename C> inline C to_c(float v) {
         cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};     \
         cannsim::set_unary_strides(ops, params);                                                          \
         auto L = cannsim::mask_lanes(#NAME, mask, repeatTime, isSetMask, sizeof(T), true, loc);           \
-        cannsim::run_unary<T>(#NAME, ops, L, loc, [](auto a) { return EXPR; });                           \
+        cannsim::run_unary<T>(#NAME, ops, L, loc, [](auto a) CANNSIM_LANE { return EXPR; });                           \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask[],         \
@@ -110,7 +115,7 @@ template <typename C> inline C to_c(float v) {
         cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};     \
         cannsim::set_unary_strides(ops, params);                                                          \
         auto L = cannsim::mask_lanes(#NAME, mask, repeatTime, isSetMask, sizeof(T), true, loc);           \
-        cannsim::run_unary<T>(#NAME, ops, L, loc, [](auto a) { return EXPR; });                           \
+        cannsim::run_unary<T>(#NAME, ops, L, loc, [](auto a) CANNSIM_LANE { return EXPR; });                           \
     }
 
 #define CANNSIM_SCALAR_API(NAME, EXPR)                                                                    \
@@ -119,7 +124,7 @@ template <typename C> inline C to_c(float v) {
                      const int32_t& count, CANNSIM_LOC) {                                                 \
         cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};     \
         const auto s = cannsim::to_calc<T>(scalarValue);                                                  \
-        cannsim::run_unary<T>(#NAME, ops, cannsim::count_lanes(count), loc, [s](auto a) { return EXPR; }); \
+        cannsim::run_unary<T>(#NAME, ops, cannsim::count_lanes(count), loc, [s](auto a) CANNSIM_LANE { return EXPR; }); \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,          \
@@ -128,7 +133,7 @@ template <typename C> inline C to_c(float v) {
         cannsim::set_unary_strides(ops, params);                                                          \
         const auto s = cannsim::to_calc<T>(scalarValue);                                                  \
         auto L = cannsim::mask_lanes(#NAME, mask, repeatTime, isSetMask, sizeof(T), true, loc);           \
-        cannsim::run_unary<T>(#NAME, ops, L, loc, [s](auto a) { return EXPR; });                          \
+        cannsim::run_unary<T>(#NAME, ops, L, loc, [s](auto a) CANNSIM_LANE { return EXPR; });                          \
     }                                                                                                     \
     template <typename T, bool isSetMask = true>                                                          \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue,          \
@@ -138,7 +143,7 @@ template <typename C> inline C to_c(float v) {
         cannsim::set_unary_strides(ops, params);                                                          \
         const auto s = cannsim::to_calc<T>(scalarValue);                                                  \
         auto L = cannsim::mask_lanes(#NAME, mask, repeatTime, isSetMask, sizeof(T), true, loc);           \
-        cannsim::run_unary<T>(#NAME, ops, L, loc, [s](auto a) { return EXPR; });                          \
+        cannsim::run_unary<T>(#NAME, ops, L, loc, [s](auto a) CANNSIM_LANE { return EXPR; });                          \
     }
 
 namespace AscendC {
@@ -169,7 +174,7 @@ template <typename T>
 inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count, CANNSIM_LOC) {
     cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("dst", dst)};
     cannsim::run_unary<T>("Duplicate", ops, cannsim::count_lanes(count), loc,
-                          [v = cannsim::to_calc<T>(scalarValue)](auto) { return v; });
+                          [v = cannsim::to_calc<T>(scalarValue)](auto) CANNSIM_LANE { return v; });
 }
 template <typename T, bool isSetMask = true>
 inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, const uint8_t repeatTime,
@@ -177,7 +182,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t 
     cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("dst", dst)};
     ops[0].blk = ops[1].blk = dstBlockStride; ops[0].rep = ops[1].rep = dstRepeatStride;
     auto L = cannsim::mask_lanes("Duplicate", mask, repeatTime, isSetMask, sizeof(T), true, loc);
-    cannsim::run_unary<T>("Duplicate", ops, L, loc, [v = cannsim::to_calc<T>(scalarValue)](auto) { return v; });
+    cannsim::run_unary<T>("Duplicate", ops, L, loc, [v = cannsim::to_calc<T>(scalarValue)](auto) CANNSIM_LANE { return v; });
 }
 template <typename T, bool isSetMask = true>
 inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask[], const uint8_t repeatTime,
@@ -185,7 +190,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t 
     cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("dst", dst)};
     ops[0].blk = ops[1].blk = dstBlockStride; ops[0].rep = ops[1].rep = dstRepeatStride;
     auto L = cannsim::mask_lanes("Duplicate", mask, repeatTime, isSetMask, sizeof(T), true, loc);
-    cannsim::run_unary<T>("Duplicate", ops, L, loc, [v = cannsim::to_calc<T>(scalarValue)](auto) { return v; });
+    cannsim::run_unary<T>("Duplicate", ops, L, loc, [v = cannsim::to_calc<T>(scalarValue)](auto) CANNSIM_LANE { return v; });
 }
 
 }  // namespace AscendC
