@@ -110,9 +110,12 @@ class CaseScore:
     baseline_us: float | None = None
     t_hw_us: float | None = None
     reason: str = ""
+    est_band: float | None = None    # the estimate's error band (fraction), when the chip has one
+    hap_band: tuple[float, float] | None = None   # HAP at the slow and the fast end of the band
 
     def to_json(self) -> dict:
         return {"id": self.id, "outcome": self.outcome, "hap": self.hap, "t_cand_us": self.t_cand_us,
+                "est_band": self.est_band, "hap_band": list(self.hap_band) if self.hap_band else None,
                 "baseline_us": self.baseline_us, "t_hw_us": self.t_hw_us, "reason": self.reason}
 
 
@@ -161,8 +164,9 @@ class OperatorScore:
 
 
 def case_score(case_id: str, outcome: str, t_cand_us: float | None, base: Baseline | None,
-               reason: str = "") -> CaseScore:
-    """One case's entry: its HAP when it passed and has a time and a baseline."""
+               reason: str = "", band: float | None = None) -> CaseScore:
+    """One case's entry: its HAP when it passed and has a time and a baseline; with the estimate's
+    band, the HAP at both ends of it too."""
     if outcome not in OUTCOMES:
         raise ValueError(f"unknown case outcome {outcome!r}")
     c = CaseScore(str(case_id), outcome, reason=reason)
@@ -172,6 +176,9 @@ def case_score(case_id: str, outcome: str, t_cand_us: float | None, base: Baseli
         c.t_cand_us = t_cand_us
         if t_cand_us and base is not None:
             c.hap = hap(t_cand_us, base)
+            if band is not None:
+                c.est_band = band
+                c.hap_band = (hap(t_cand_us * (1 + band), base), hap(t_cand_us / (1 + band), base))
     return c
 
 

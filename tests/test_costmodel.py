@@ -108,13 +108,17 @@ def sigmoid_exemplar():
     b = sim.build(ROOT / "knowledge/cards/L5/elementwise-sigmoid.cpp", task, ["float32", "float32"], "910B2")
     assert b.ok, [(d.id, d.message) for d in b.diagnostics]
 
-    def vector_us():
+    def estimate():
         metas = [torch.empty(s, dtype=torch.float32, device="meta") for s in case.shapes]
         run = sim.run(b, task, case, metas, outputs=outs, count_only=True)
         assert run.ok, [(d.id, d.message) for d in run.diagnostics]
-        est = run.extra["estimate"]
+        return run.extra["estimate"]
+
+    def vector_us():
+        est = estimate()
         return est.pipes_us["V"], est.block_dim
 
+    vector_us.estimate = estimate
     return vector_us
 
 
@@ -132,3 +136,26 @@ def test_the_emulator_times_vector_work_with_the_python_weights(sigmoid_exemplar
     # repeats take 10 cycles more at 1.8 GHz
     repeats = 64 * 1024 // cores * 4 / 256
     assert heavier - base == pytest.approx(repeats * 10 / 1.8e3, rel=0.02)
+
+
+@pytest.mark.slow
+def test_a_weight_per_element_size_wins_for_its_size_only(sigmoid_exemplar, monkeypatch):
+    """`Exp.b32` times fp32 Exp; `Exp.b16` leaves an fp32 kernel alone; the cost record counts the
+    kernel's vector work per API and element size (what bench/calibrate.py refits from)."""
+    table = dict(API_WEIGHTS)
+    monkeypatch.setattr(CostParams, "vector_weights", lambda self: table)
+    base, cores = sigmoid_exemplar()
+    table["Exp.b16"] = 40.0
+    assert sigmoid_exemplar() == (base, cores)
+    table["Exp.b32"] = table["Exp"] + 10.0
+    heavier, _ = sigmoid_exemplar()
+    repeats = 64 * 1024 // cores * 4 / 256
+    assert heavier - base == pytest.approx(repeats * 10 / 1.8e3, rel=0.02)
+
+
+@pytest.mark.slow
+def test_the_cost_record_counts_vector_work_per_api_and_element_size(sigmoid_exemplar):
+    est = sigmoid_exemplar.estimate()
+    n, repeats = est.vector_counts["Exp.b32"]
+    assert repeats == 64 * 1024 // est.block_dim * 4 / 256 and n >= 1
+    assert not any(k.endswith(".b16") for k in est.vector_counts)

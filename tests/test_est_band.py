@@ -124,3 +124,13 @@ def test_public_case_list_excludes_chained_and_placeholder_cases():
     assert exp["1"]["excluded"].startswith("placeholder")                # 10.9 = 10 x 1.09
     assert any(r["excluded"] and r["excluded"].startswith("chained") for r in exp.values())
     assert all(r["excluded"] is None for r in rows if r["op"] == "sigmoid")
+
+
+def test_a_case_score_carries_hap_at_both_ends_of_the_band():
+    from copilot.scoring import PASSED, case_score
+
+    c = case_score("3", PASSED, 4.0, Baseline(10.0, 2.0), band=0.25)
+    assert c.hap == pytest.approx(0.8) and c.est_band == 0.25
+    assert c.hap_band == (pytest.approx(hap(5.0, Baseline(10.0, 2.0))), pytest.approx(hap(3.2, Baseline(10.0, 2.0))))
+    assert c.to_json()["hap_band"] == list(c.hap_band)
+    assert case_score("3", PASSED, 4.0, Baseline(10.0, 2.0)).to_json()["hap_band"] is None

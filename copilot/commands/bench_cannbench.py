@@ -147,7 +147,8 @@ def score_operator(ref: Path, args, baselines: dict, store, out_dir: Path, progr
         reason = "" if outcome == scoring.PASSED else f"{result.failure_class}: {result.message[:200]}"
         if outcome == scoring.PASSED and t_cand is None:
             reason = "passed; no time estimate (HAP counted as 0)"
-        op.cases.append(scoring.case_score(case.id, outcome, t_cand, base, reason))
+        band = result.estimate.band if result.estimate is not None else None
+        op.cases.append(scoring.case_score(case.id, outcome, t_cand, base, reason, band))
     return done()
 
 
