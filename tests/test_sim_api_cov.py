@@ -241,6 +241,35 @@ def test_new_basic_apis_are_costed_on_the_vector_pipe(arena: Arena):
     assert row and row[0]["pipe"] == "V" and row[0]["elements"] == 256
 
 
+@pytest.mark.parametrize("dt,np_dt", [("float", np.float32), ("half", np.float16)])
+def test_compare_into_the_register_and_get_cmp_mask(arena: Arena, dt: str, np_dt):
+    lanes = 256 // np.dtype(np_dt).itemsize
+    a = (np.arange(lanes) % 7).astype(np_dt); b = np.full(lanes, 3, np_dt)
+    a[1], a[2] = np.nan, np.inf
+    arena.put(0, a); arena.put(1024, b)
+    arena.buf[4096:4096 + 128] = 0xAA
+    arena.run("CompareRegister", dt=dt, cmp=0, form="cont", mask=lanes - 4, o0=0, o1=1024, od=4096)   # CMPMODE 0 = LT
+    want = np.zeros(128, bool)
+    want[:lanes - 4] = (a < b)[:lanes - 4]
+    got = np.unpackbits(arena.get(4096, np.uint8, 16), bitorder="little").astype(bool)
+    np.testing.assert_array_equal(got, want)
+    assert (arena.get(4096 + 16, np.uint8, 112) == 0xAA).all()       # only the 16 register bytes are written
+
+
+def test_select_takes_bits_from_set_cmp_mask_and_lanes_from_the_mask_register(arena: Arena):
+    a = np.arange(128, dtype=np.float32); b = -np.arange(128, dtype=np.float32) - 1
+    bits = np.zeros(128, np.uint8); bits[[0, 3, 5, 40, 63]] = 1
+    arena.put(0, a); arena.put(1024, b); arena.put(2048, np.packbits(bits, bitorder="little"))
+    arena.buf[4096:4096 + 512] = 0
+    arena.run("SelectRegister", dt="float", m0=(1 << 50) - 1, repeat=2, o0=0, o1=1024, oi=2048, od=4096)
+    got = arena.get(4096, np.float32, 128)
+    for r in range(2):
+        lane = np.arange(64)
+        sel = np.where(bits[:64] == 1, a[r * 64 + lane], b[r * 64 + lane])
+        np.testing.assert_array_equal(got[r * 64:r * 64 + 50], sel[:50])
+        assert not got[r * 64 + 50:(r + 1) * 64].any()
+
+
 # ---------------------------------------------------------------- host helpers
 
 @pytest.fixture(scope="module")
@@ -645,7 +674,7 @@ def test_registry_lists_the_new_apis_as_emulated_with_forms_and_dtypes():
            "GetDataBlockSizeInBytes", "GetICachePreloadStatus", "GetProgramCounter", "InitSocState", "Pad", "UnPad", "SoftmaxFlash",
            "Broadcast", "GetBroadcastTilingInfo", "Fill", "BatchNorm", "DeepNorm", "GroupNorm", "LayerNormGrad",
            "LayerNormGradBeta", "WelfordUpdate", "WelfordFinalize", "SoftmaxFlashV2", "SoftMaxFlashV2TilingFunc",
-           "AdjustSoftMaxRes", "DropOut")
+           "AdjustSoftMaxRes", "DropOut", "GetCmpMask", "SetCmpMask")
     for name in new:
         assert by[name]["status"] == "emulated", name
     assert set(by["AddReluCast"]["forms"]) == {"count", "mask-bit", "mask-continuous"}

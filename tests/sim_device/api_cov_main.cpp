@@ -67,6 +67,16 @@ template <typename T> static void same_type(const std::string& op) {
         else if (I("counter")) Copy<T, false>(at<T>("od"), at<T>("o0"), mask, rep, p);
         else Copy(at<T>("od"), at<T>("o0"), mask, rep, p);
         SetMaskNorm();
+    } else if (op == "CompareRegister") {   // Compare into the register, then GetCmpMask to od
+        const CMPMODE mode = static_cast<CMPMODE>(I("cmp"));
+        if (form == "bit") Compare(at<T>("o0"), at<T>("o1"), mode, bits, BinaryRepeatParams());
+        else Compare(at<T>("o0"), at<T>("o1"), mode, mask, BinaryRepeatParams());
+        GetCmpMask(at<uint8_t>("od", "sd"));
+    } else if (op == "SelectRegister") {    // SetCmpMask from oi, lanes from SetVectorMask, Select into od
+        SetCmpMask(at<uint8_t>("oi"));
+        SetVectorMask<T>((uint64_t)I("m1", 0), (uint64_t)I("m0", -1));
+        Select<T, SELMODE::VSEL_CMPMASK_SPR>(at<T>("od"), at<T>("o0"), at<T>("o1"), rep, brp());
+        ResetMask();
     } else if (op == "PairReduceSum") {
         if (form == "bit") PairReduceSum(at<T>("od"), at<T>("o0"), (int32_t)rep, bits, (int32_t)I("drep", 1), 1, (int32_t)I("srep", 8));
         else PairReduceSum(at<T>("od"), at<T>("o0"), (int32_t)rep, (int32_t)mask, (int32_t)I("drep", 1), 1, (int32_t)I("srep", 8));

@@ -348,6 +348,34 @@ static void softmax_flash_no_shape() {
     SoftmaxFlash(u.c.Get<float>(), b, b[64], u.a.Get<float>(), b[128], b[192], b[256], t, true);  // EXPECT: L2.API_PARAM
 }
 
+// SCENARIO: get_cmp_mask_small_dst
+static void get_cmp_mask_small_dst() {
+    Ub u;
+    Compare(u.a.Get<float>(), u.b.Get<float>(), CMPMODE::LT, 64, BinaryRepeatParams());
+    LocalTensor<uint8_t> d = u.c.Get<uint8_t>();
+    d.SetSize(64);
+    GetCmpMask(d);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: set_cmp_mask_align
+static void set_cmp_mask_align() {
+    Ub u;
+    SetCmpMask(u.c.Get<uint8_t>()[8]);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: compare_register_dtype
+static void compare_register_dtype() {
+    Ub u;
+    Compare(u.a.Get<int32_t>(), u.b.Get<int32_t>(), CMPMODE::EQ, 64, BinaryRepeatParams());  // EXPECT: L2.DTYPE_UNSUPPORTED
+}
+
+// SCENARIO: select_register_mode
+static void select_register_mode() {
+    Ub u;
+    Select<float, SELMODE::VSEL_TENSOR_SCALAR_MODE>(u.c.Get<float>(), u.a.Get<float>(), u.b.Get<float>(), 1,  // EXPECT: L2.API_PARAM
+                                                    BinaryRepeatParams());
+}
+
 // SCENARIO: end
 int main(int argc, char** argv) {
     const std::string s = argc > 1 ? argv[1] : "";
@@ -369,6 +397,7 @@ int main(int argc, char** argv) {
     S(welford_update_overlap) S(welford_update_param) S(welford_update_mean_dtype) S(welford_finalize_counts)
     S(welford_finalize_correction) S(flash_v2_unaligned_k) S(flash_v2_tmp_small) S(flash_v2_sum_overlaps_max)
     S(adjust_softmax_res_shape) S(dropout_keep_prob) S(dropout_dtype) S(dropout_bit_mask_short) S(softmax_flash_no_shape)
+    S(get_cmp_mask_small_dst) S(set_cmp_mask_align) S(compare_register_dtype) S(select_register_mode)
 #undef S
     cannsim::end_block();
     return 0;
