@@ -270,6 +270,14 @@ def test_select_takes_bits_from_set_cmp_mask_and_lanes_from_the_mask_register(ar
         assert not got[r * 64 + 50:(r + 1) * 64].any()
 
 
+@pytest.mark.parametrize("dt,np_dt", [("float", np.float32), ("half", np.float16)])
+def test_get_reduce_repeat_sum_spr_returns_the_count_form_sum(arena: Arena, dt: str, np_dt):
+    x = (np.arange(300) % 13 - 6).astype(np_dt)
+    arena.put(0, x)
+    s = arena.run("ReduceSumSpr", dt=dt, n=300, o0=0, od=4096, ot=8192).scalars()
+    assert float(s["spr"]) == float(arena.get(4096, np_dt, 1)[0]) == float(x.astype(np.float64).sum())
+
+
 # ---------------------------------------------------------------- host helpers
 
 @pytest.fixture(scope="module")
@@ -674,7 +682,7 @@ def test_registry_lists_the_new_apis_as_emulated_with_forms_and_dtypes():
            "GetDataBlockSizeInBytes", "GetICachePreloadStatus", "GetProgramCounter", "InitSocState", "Pad", "UnPad", "SoftmaxFlash",
            "Broadcast", "GetBroadcastTilingInfo", "Fill", "BatchNorm", "DeepNorm", "GroupNorm", "LayerNormGrad",
            "LayerNormGradBeta", "WelfordUpdate", "WelfordFinalize", "SoftmaxFlashV2", "SoftMaxFlashV2TilingFunc",
-           "AdjustSoftMaxRes", "DropOut", "GetCmpMask", "SetCmpMask")
+           "AdjustSoftMaxRes", "DropOut", "GetCmpMask", "SetCmpMask", "GetReduceRepeatSumSpr")
     for name in new:
         assert by[name]["status"] == "emulated", name
     assert set(by["AddReluCast"]["forms"]) == {"count", "mask-bit", "mask-continuous"}

@@ -77,6 +77,11 @@ template <typename T> static void same_type(const std::string& op) {
         SetVectorMask<T>((uint64_t)I("m1", 0), (uint64_t)I("m0", -1));
         Select<T, SELMODE::VSEL_CMPMASK_SPR>(at<T>("od"), at<T>("o0"), at<T>("o1"), rep, brp());
         ResetMask();
+    } else if (op == "ReduceSumSpr") {
+        if constexpr (!std::is_integral_v<T>) {
+            ReduceSum(at<T>("od"), at<T>("o0"), at<T>("ot"), (int32_t)I("n"));
+            std::printf("spr=%.9g\n", (double)(float)GetReduceRepeatSumSpr<T>());
+        }
     } else if (op == "PairReduceSum") {
         if (form == "bit") PairReduceSum(at<T>("od"), at<T>("o0"), (int32_t)rep, bits, (int32_t)I("drep", 1), 1, (int32_t)I("srep", 8));
         else PairReduceSum(at<T>("od"), at<T>("o0"), (int32_t)rep, (int32_t)mask, (int32_t)I("drep", 1), 1, (int32_t)I("srep", 8));

@@ -62,6 +62,9 @@ inline void check_tmp(const char* api, const AscendC::LocalTensor<T>& tmp, uint6
 
 enum class RKind { Sum, Max, Min };
 
+// The special register GetReduceRepeatSumSpr reads: the last count-form ReduceSum result.
+inline double& reduce_sum_spr() { static double v = 0; return v; }
+
 // Reduce the active lanes of src to dst[0] (and dst[1] = index for Max/Min with calIndex).
 template <typename T>
 inline void reduce_to_scalar(const char* api, RKind kind, const AscendC::LocalTensor<T>& dst,
@@ -123,6 +126,7 @@ inline void reduce_to_scalar(const char* api, RKind kind, const AscendC::LocalTe
     }
     uint8_t* d = ub_at(dst.addr_);
     st<T>(d, result);
+    if (kind == RKind::Sum && L.count_form) reduce_sum_spr() = static_cast<double>(to_calc(result));
     if (kind != RKind::Sum && cal_index) st<T>(d + sizeof(T), index_as<T>(static_cast<uint32_t>(best_idx)));
     mark_written(dst.slot_, PIPE_V);
     record_cost(PIPE_V, api, dtype_of<T>(), lanes, lanes * sizeof(T));

@@ -1,5 +1,5 @@
 // UB-to-UB Copy (mask/repeat forms with CopyRepeatParams; the count form on Atlas 350),
-// PairReduceSum (sum of each even/odd pair of lanes), and the system queries GetDataBlockSizeInBytes,
+// PairReduceSum (sum of each even/odd pair of lanes), GetReduceRepeatSumSpr, and the system queries GetDataBlockSizeInBytes,
 // GetICachePreloadStatus, GetProgramCounter and InitSocState.
 //
 // Copy in counter mask mode: the mask is the element count of each repeat and repeatTime applies
@@ -8,6 +8,7 @@
 // counts in halved repeats (128 bytes).
 #pragma once
 #include "vec_ops.h"
+#include "reduce.h"
 
 namespace AscendC {
 struct CopyRepeatParams {
@@ -134,6 +135,14 @@ inline void PairReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, 
                           const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride, CANNSIM_LOC) {
     auto L = cannsim::mask_lanes("PairReduceSum", static_cast<uint64_t>(mask), repeatTime, isSetMask, sizeof(T), false, loc);
     cannsim::pair_reduce_sum(dst, src, L, dstRepStride, srcBlkStride, srcRepStride, loc);
+}
+
+// The result of the last count-form ReduceSum (its special register), half or float.
+template <typename T>
+inline T GetReduceRepeatSumSpr(CANNSIM_LOC) {
+    static_assert(std::is_same_v<T, half> || std::is_same_v<T, float>, "GetReduceRepeatSumSpr takes half or float");
+    (void)loc;
+    return T(static_cast<float>(cannsim::reduce_sum_spr()));
 }
 
 // ---- system queries ----
