@@ -682,7 +682,7 @@ def test_registry_lists_the_new_apis_as_emulated_with_forms_and_dtypes():
            "GetDataBlockSizeInBytes", "GetICachePreloadStatus", "GetProgramCounter", "InitSocState", "Pad", "UnPad", "SoftmaxFlash",
            "Broadcast", "GetBroadcastTilingInfo", "Fill", "BatchNorm", "DeepNorm", "GroupNorm", "LayerNormGrad",
            "LayerNormGradBeta", "WelfordUpdate", "WelfordFinalize", "SoftmaxFlashV2", "SoftMaxFlashV2TilingFunc",
-           "AdjustSoftMaxRes", "DropOut", "GetCmpMask", "SetCmpMask", "GetReduceRepeatSumSpr")
+           "AdjustSoftMaxRes", "DropOut", "GetCmpMask", "SetCmpMask", "GetReduceRepeatSumSpr", "SetNextTaskStart")
     for name in new:
         assert by[name]["status"] == "emulated", name
     assert set(by["AddReluCast"]["forms"]) == {"count", "mask-bit", "mask-continuous"}

@@ -28,6 +28,8 @@ static void clean_basic_calls() {
     AddDeqRelu(u.c.Get<half>(), u.a.Get<int32_t>(), u.b.Get<int32_t>(), 256);
     Copy(u.c.Get<float>(), u.a.Get<float>(), 64, 4, {1, 1, 8, 8});
     PairReduceSum(u.c.Get<half>(), u.a.Get<half>(), 2, 128, 1, 1, 8);
+    SetNextTaskStart();
+    SetNextTaskStart<PIPE_MTE3, PIPE_FIX>();
 }
 
 // SCENARIO: fused_cast_pair

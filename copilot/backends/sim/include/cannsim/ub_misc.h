@@ -1,5 +1,5 @@
 // UB-to-UB Copy (mask/repeat forms with CopyRepeatParams; the count form on Atlas 350),
-// PairReduceSum (sum of each even/odd pair of lanes), GetReduceRepeatSumSpr, and the system queries GetDataBlockSizeInBytes,
+// PairReduceSum (sum of each even/odd pair of lanes), GetReduceRepeatSumSpr, SetNextTaskStart (no effect: no SuperKernel), and the system queries GetDataBlockSizeInBytes,
 // GetICachePreloadStatus, GetProgramCounter and InitSocState.
 //
 // Copy in counter mask mode: the mask is the element count of each repeat and repeatTime applies
@@ -144,6 +144,11 @@ inline T GetReduceRepeatSumSpr(CANNSIM_LOC) {
     (void)loc;
     return T(static_cast<float>(cannsim::reduce_sum_spr()));
 }
+
+// SuperKernel hint: lets the following sub-kernel start while this one's remaining instructions run.
+// The emulator runs one kernel per launch, so there is nothing to overlap: no effect.
+template <pipe_t AIV_PIPE = PIPE_MTE3, pipe_t AIC_PIPE = PIPE_FIX>
+inline void SetNextTaskStart() {}
 
 // ---- system queries ----
 // One data block is 32 bytes on every supported chip.
