@@ -43,7 +43,7 @@ needs_root = pytest.mark.skipif(not (ROOT and CAPS["pid_mount_ipc_namespaces"] a
                                 reason="the uid and namespace layers need root (as in CI)")
 
 # Attacks the source scan refuses (check and the evaluator share it).
-SCANNED = ["asm_syscall", "cost_reset", "ctor_system", "diag_flood", "event_suppress", "forged_cost_exit", "include_dev_zero", "include_secret",
+SCANNED = ["asm_syscall", "cost_reset", "ctor_system", "diag_flood", "event_hide", "event_suppress", "forged_cost_exit", "include_dev_zero", "include_secret",
            "paste_internals", "preinit_daemon", "report_injection", "rival_attack", "static_init_fork",
            "tamper_rundir", "timing_probe"]
 # Attacks written in plain AscendC/C++ that pass it: the later layers stop them.
@@ -193,8 +193,9 @@ def test_a_reset_cost_timeline_changes_nothing(relu, case):
     assert r.time_us == pytest.approx(honest.time_us, rel=1e-6)
 
 
-def test_suppressed_cost_events_are_refused(relu, case):
-    r = _unscanned("event_suppress", relu, case)
+@pytest.mark.parametrize("name", ["event_suppress", "event_hide"])
+def test_suppressed_or_hidden_cost_events_are_refused(relu, case, name):
+    r = _unscanned(name, relu, case)
     assert "RUN.INTEGRITY" in _ids(r.diagnostics) and r.time_us is None and not r.ok
 
 
@@ -327,8 +328,14 @@ def _candidate(name: str, path: Path):
     return Candidate(id=name, code=path.read_text(), round=1, origin="llm")
 
 
-def test_the_evaluator_scores_the_honest_twin_and_confirms_it_in_full(relu, evaluator):
-    ev = evaluator.evaluate_sync(relu, _candidate("honest", HONEST))
+@pytest.fixture(scope="module")
+def honest_evaluation(relu, evaluator):
+    """The honest twin through the evaluator, once for the module (the attacks compare with it)."""
+    return evaluator.evaluate_sync(relu, _candidate("honest", HONEST))
+
+
+def test_the_evaluator_scores_the_honest_twin_and_confirms_it_in_full(relu, evaluator, honest_evaluation):
+    ev = honest_evaluation
     assert ev.status == "passed" and ev.time_us
     perf = [c for c in ev.cases if c.get("role") == "performance"]
     assert perf and all(c.get("judged") == "sampled blocks" for c in perf)
@@ -342,8 +349,8 @@ def test_the_evaluator_gives_no_score_to_the_attack(relu, evaluator, name):
     assert ev.status != "passed" and ev.time_us is None, (ev.status, ev.cases[-1:])
 
 
-def test_a_kernel_probing_for_timing_runs_scores_no_better_than_its_twin(relu, evaluator):
+def test_a_kernel_probing_for_timing_runs_scores_no_better_than_its_twin(relu, evaluator, honest_evaluation):
     """Timed runs have real inputs, so the probe finds data and the kernel does the honest work."""
-    honest = evaluator.evaluate_sync(relu, _candidate("honest", HONEST))
+    honest = honest_evaluation
     ev = evaluator.evaluate_sync(relu, _candidate("probe", REDTEAM / "data_probe_skip.cpp"))
     assert ev.status == "passed" and ev.time_us >= 0.99 * honest.time_us

@@ -310,8 +310,8 @@ def _run_failures(result: dict, reported_blocks: set[int], block_cpu: int, tilin
             continue
         if kind == "events":
             by_kind.setdefault(("RUN.INTEGRITY", "the block's cost events reached the launcher incomplete or "
-                                "malformed (a sequence gap, no end, or a field out of range), so its cost is "
-                                "not trusted"), []).append(b)
+                                "malformed (a sequence gap, no end, a field out of range, or fewer vector/DMA "
+                                "events than the API calls counted apart), so its cost is not trusted"), []).append(b)
             continue
         if kind == "exit" and detail in (0, EXIT_REPORTED):
             continue

@@ -62,7 +62,7 @@ struct BlockCost {
 // One timeline call, as a block process forwards it to the launcher (see the header comment).
 enum EventOp : uint8_t {
     EV_VECTOR = 1, EV_DMA, EV_SCALAR_ACCESS, EV_GM_SCALAR, EV_SCALAR, EV_SET_FLAG, EV_WAIT_FLAG,
-    EV_BARRIER, EV_UNMODELLED, EV_END
+    EV_BARRIER, EV_UNMODELLED, EV_END, EV_BEGIN
 };
 struct Event {
     uint32_t seq;               // 0, 1, 2, ... per block: a gap is a lost or suppressed event
@@ -88,8 +88,16 @@ public:
 
     // From now on every call is written to `fd` as an Event instead of being computed here.
     void forward_to(int fd) { forward_fd_ = fd; seq_ = 0; }
-    // The last event of a block that returned from its entry (written by the harness).
-    void forward_end() { if (forward_fd_ >= 0) { Event e{}; e.op = EV_END; send(e); } }
+    // The first and the last event of a block (written by the harness before and after the entry):
+    // the API calls counted so far on V, MTE2 and MTE3 (`a`, `b`, `c`), by a count kept apart from
+    // the timeline, so the launcher can tell events that never came (see EventStream).
+    void forward_mark(EventOp op, const double calls[3]) {
+        if (forward_fd_ < 0) return;
+        Event e{};
+        e.op = op;
+        e.a = calls[0]; e.b = calls[1]; e.c = calls[2];
+        send(e);
+    }
 
     // Replays one forwarded event; false when a field is out of range (a forged or torn event).
     bool apply(const Event& e) {

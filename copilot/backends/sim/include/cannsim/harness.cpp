@@ -412,14 +412,28 @@ static std::string vector_counts(BlockRecord& r) {
     return "," + std::string(v, end + 1);
 }
 
+// The block's API calls so far that become vector (V) and DMA (MTE2, MTE3) events, from the
+// runtime's per-API counters: kept apart from the timeline, so a kernel that switches forwarding
+// off around its work and restores the timeline afterwards leaves counts its events do not match.
+static void api_calls(double out[3]) {
+    out[0] = out[1] = out[2] = 0;
+    for (const auto& [k, v] : cannsim::detail::state().costs) {
+        if (k.api == "SetFlag" || k.api == "WaitFlag" || k.api == "PipeBarrier") continue;
+        const int at = k.pipe == PIPE_V ? 0 : k.pipe == PIPE_MTE2 ? 1 : k.pipe == PIPE_MTE3 ? 2 : -1;
+        if (at >= 0) out[at] += static_cast<double>(v.calls);
+    }
+}
+
 // The launcher's end of one block's event pipe: whole events are replayed into a timeline owned by
-// this process; a sequence gap, an invalid field, an event after the end or a torn event marks the
-// block's figures as untrusted.
+// this process; a sequence gap, an invalid field, an event before the begin mark or after the end
+// mark, a torn event, or vector/DMA events fewer or more than the calls counted between the marks
+// marks the block's figures as untrusted.
 struct EventStream {
     int fd = -1;
     cannsim::cost::Timeline timeline;
     uint32_t expect = 0;
     bool ended = false, bad = false;
+    double begin[3] = {0, 0, 0}, seen[3] = {0, 0, 0};
     size_t have = 0;
     alignas(cannsim::cost::Event) char buf[64 * sizeof(cannsim::cost::Event)];
 
@@ -430,6 +444,7 @@ struct EventStream {
         expect = 0;
         ended = bad = false;
         have = 0;
+        for (int k = 0; k < 3; ++k) begin[k] = seen[k] = 0;
     }
     // Reads what is there; false at the end of the stream (closes it).
     bool read_some() {
@@ -448,10 +463,20 @@ struct EventStream {
             cannsim::cost::Event e;
             std::memcpy(&e, buf + off, sizeof e);
             if (bad) continue;
-            if (ended || e.seq != expect) { bad = true; continue; }
+            if (ended || e.seq != expect || (e.seq == 0) != (e.op == cannsim::cost::EV_BEGIN)) { bad = true; continue; }
             ++expect;
-            if (e.op == cannsim::cost::EV_END) ended = true;
-            else if (!timeline.apply(e)) bad = true;
+            if (e.op == cannsim::cost::EV_BEGIN) {
+                begin[0] = e.a; begin[1] = e.b; begin[2] = e.c;
+            } else if (e.op == cannsim::cost::EV_END) {
+                ended = true;
+                if (e.a - begin[0] != seen[0] || e.b - begin[1] != seen[1] || e.c - begin[2] != seen[2]) bad = true;
+            } else if (!timeline.apply(e)) {
+                bad = true;
+            } else if (e.op == cannsim::cost::EV_VECTOR) {
+                ++seen[0];
+            } else if (e.op == cannsim::cost::EV_DMA) {
+                ++seen[e.pipe == cannsim::cost::MTE2 ? 1 : 2];
+            }
         }
         std::memmove(buf, buf + off, have - off);
         have -= off;
@@ -651,13 +676,17 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
             for (const EventStream& other : streams) if (other.fd >= 0) close(other.fd);
             enter_candidate_child("kernel", i, c.block_cpu_seconds);
             cannsim::begin_block(i, block_dim);
+            double calls[3];
+            api_calls(calls);
             cannsim::cost::hooks().timeline.forward_to(fds[1]);
+            cannsim::cost::hooks().timeline.forward_mark(cannsim::cost::EV_BEGIN, calls);
             cannsim::cost::hooks().sink = g_records[i].cost;
             cannsim::cost::hooks().sink_cap = sizeof g_records[i].cost;
             cannsim_glue::call_entry(args.data());
             cannsim::end_block();
             fflush(nullptr);
-            cannsim::cost::hooks().timeline.forward_end();
+            api_calls(calls);
+            cannsim::cost::hooks().timeline.forward_mark(cannsim::cost::EV_END, calls);
             g_records[i].done = 1;
             _exit(0);
         }
