@@ -114,6 +114,7 @@ class LearnScreen(Screen):
     def on_mount(self) -> None:
         ed = self.query_one(CppEditor)
         ed.cursor_blink = self.cursor_blink
+        ed.soft_wrap = False            # one row per source line: the line numbers the grader names
         ed.border_title = f"lesson {self.lesson.number} · your kernel" + (
             " (resumed)" if self.progress.get("code") else " (starter: fill the GAPs)")
         self.query_one("#learn-text").border_title = self.lesson.title
