@@ -27,13 +27,16 @@ def test_check_json_for_a_correct_kernel(cli):
     assert [c["id"] for c in doc["cases"]] == ["9", "1"]
     for c in doc["cases"]:
         assert set(c) == {"id", "passed", "mere", "mare", "failure_class", "est_us", "t_hw_us",
-                          "roofline_fraction", "roofline_terms", "pipes", "hbm_us", "bottleneck", "timing"}
+                          "roofline_fraction", "roofline_terms", "pipes", "hbm_us", "bottleneck", "timing",
+                          "est_band"}
         assert c["passed"] is True and c["timing"] == "estimate"
+        assert 0 < c["est_band"] < 10              # 910B2 is calibrated: its bound class's band
         assert c["est_us"] >= c["t_hw_us"] > 0 and 0 < c["roofline_fraction"] <= 1
         assert set(c["pipes"]) == {"MTE2", "MTE3", "V", "S"}
         assert c["bottleneck"] in ("memory", "vector", "scalar", "latency")
     s = doc["summary"]
     assert s["timing"] == "estimate" and s["timed_cases"] == 2 and s["geomean_est_us"] > 0
+    assert s["est_band"] == max(c["est_band"] for c in doc["cases"])
     assert "running" in err   # progress goes to stderr
 
 
