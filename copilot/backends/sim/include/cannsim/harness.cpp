@@ -10,8 +10,10 @@
 // Usage: harness CASE_FILE. Reads the case description (chip, tensors, attrs), runs the candidate's
 // optiling::TilingFunc in a child, maps the GM buffers MAP_SHARED with guard pages, forks one child
 // per block (begin_block, entry, end_block), and writes result.txt and diag.jsonl in the cwd.
-// A tensor whose file is "-" gets anonymous zero-filled GM (count-only runs: nothing reads or
-// writes its data, so no file is written, and untouched pages cost nothing).
+// A tensor's data is "fd:N", an inherited memfd of the runner's (shmem: no page-cache dirty
+// tracking, no path), closed once mapped; a file path; "null" for an omitted optional input (a
+// null GM address, no shape for GetOptionalInputShape); or "-" for anonymous zero-filled GM
+// (count-only runs: nothing reads or writes its data, and untouched pages cost nothing).
 // Candidate code never runs without the syscall filter: execve, sockets and namespace calls are
 // refused for the whole process (the filter is installed from this object's .preinit_array entry,
 // and the runner links this object first, so it runs before any .preinit_array entry, constructor
@@ -278,18 +280,25 @@ static size_t page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 static size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 // Maps `fd` (or anonymous shared memory when fd < 0) so that the data of `nbytes`, starting `pad`
-// bytes into the mapping, ends within 32 bytes of a PROT_NONE guard page.
-static bool map_gm(const std::string& name, int fd, uint64_t pad, uint64_t nbytes, GmBuffer& out) {
+// bytes into the mapping, ends within 32 bytes of a PROT_NONE guard page. `populate`: map the
+// pages writable now, in one call, instead of one write fault per page (the output poison writes
+// every one of them).
+static bool map_gm(const std::string& name, int fd, uint64_t pad, uint64_t nbytes, GmBuffer& out,
+                   bool populate = false) {
     size_t ps = page_size();
     size_t body = round_up(pad + nbytes == 0 ? 1 : pad + nbytes, ps);
     size_t total = body + 2 * ps;
     void* r = mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (r == MAP_FAILED) return false;
     uint8_t* base = static_cast<uint8_t*>(r);
+    const int flags = MAP_SHARED | MAP_FIXED;
     void* m;
-    if (fd >= 0) m = mmap(base + ps, body, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
-    else m = mmap(base + ps, body, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
+    if (fd >= 0) m = mmap(base + ps, body, PROT_READ | PROT_WRITE, flags, fd, 0);
+    else m = mmap(base + ps, body, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED) { munmap(r, total); return false; }
+#ifdef MADV_POPULATE_WRITE
+    if (populate) (void)madvise(m, body, MADV_POPULATE_WRITE);   // older kernels: faults as usual
+#endif
     out.name = name;
     out.region = base;
     out.region_len = total;
@@ -542,7 +551,7 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
 
     cannsim::set_count_only(c.count_only);
 
-    // GM buffers: inputs and outputs are the run directory's files (or anonymous memory for "-").
+    // GM buffers: the runner's memfds ("fd:N"), files, or anonymous memory for "-".
     std::vector<uint8_t*> args;
     for (const auto& t : c.tensors) {
         if (t.path == "null") {             // an omitted optional input: a null GM address
@@ -550,15 +559,17 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
             continue;
         }
         const bool anonymous = t.path == "-";
-        int fd = anonymous ? -1 : open(t.path.c_str(), O_RDWR | O_CLOEXEC);
+        const bool inherited = t.path.rfind("fd:", 0) == 0;
+        int fd = anonymous ? -1 : inherited ? std::atoi(t.path.c_str() + 3) : open(t.path.c_str(), O_RDWR | O_CLOEXEC);
         GmBuffer b;
-        if ((!anonymous && fd < 0) || !map_gm(t.name, fd, t.pad, t.nbytes, b)) {
+        const bool poison = t.is_output && !c.count_only;
+        if ((!anonymous && fd < 0) || !map_gm(t.name, fd, t.pad, t.nbytes, b, poison)) {
             std::fprintf(stderr, "harness: cannot map %s\n", t.path.c_str());
             return 3;
         }
         if (fd >= 0) close(fd);
         // Poison outputs: NaN for floats, -1 for ints. Count-only runs never read them back.
-        if (t.is_output && !c.count_only) std::memset(b.data, 0xFF, t.nbytes);
+        if (poison) std::memset(b.data, 0xFF, t.nbytes);
         g_gm.push_back(b);
         args.push_back(b.data);
         cannsim::register_gm_buffer(b.data, t.nbytes, t.name.c_str());
