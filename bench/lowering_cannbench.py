@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -76,6 +77,37 @@ def run_task(name: str, chip: str, cases: str, kdir: Path, meta: dict) -> dict:
     return row
 
 
+def time_lowering(names: list[str], chip: str) -> int:
+    """Wall time of `lower()` per task in this process; the median over the tasks that lower."""
+    import statistics
+
+    sys.path.insert(0, str(ROOT))
+    from copilot import lowering
+    from copilot.errors import BadInput, Unsupported
+    from copilot.tasks import load_task
+
+    lowering.lower(load_task("relu"), chip=chip)          # warm torch and make_fx
+    times = []
+    for name in names:
+        task = load_task(str(BENCH / name))
+        lowering._PLAN_CACHE.clear()
+        t0 = time.perf_counter()
+        try:
+            lowering.lower(task, chip=chip)
+            ok = "lowers"
+        except (Unsupported, BadInput) as exc:
+            ok = f"exit 3: {str(exc)[:120]}"
+        dt = time.perf_counter() - t0
+        if ok == "lowers":
+            times.append(dt)
+        print(json.dumps({"task": name, "lower_s": round(dt, 2), "result": ok}), flush=True)
+    if times:
+        print(json.dumps({"lowered": len(times), "median_s": round(statistics.median(times), 2),
+                          "min_s": round(min(times), 2), "max_s": round(max(times), 2),
+                          "load": os.getloadavg()[0]}))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", help="comma-separated level/name (default: the acceptance list)")
@@ -84,11 +116,15 @@ def main(argv=None) -> int:
     ap.add_argument("--progress", help="JSON-lines file: append each row, skip tasks already there")
     ap.add_argument("--kernels", default="/tmp/cannbench_lowered")
     ap.add_argument("--md", help="write the Markdown table here")
+    ap.add_argument("--time-only", action="store_true",
+                    help="only the lowering time, in one process (torch warmed, plan cache cleared per task)")
     a = ap.parse_args(argv)
     if not BENCH.is_dir():
         print(f"CANN-Bench not found at {BENCH}", file=sys.stderr)
         return 2
     names = a.tasks.split(",") if a.tasks else acceptance_tasks()
+    if a.time_only:
+        return time_lowering(names, a.chip)
     kdir = Path(a.kernels)
     kdir.mkdir(parents=True, exist_ok=True)
     meta = baselines(a.chip) if a.chip.upper() == "910B2" else baselines("910B2")

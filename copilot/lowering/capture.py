@@ -173,6 +173,7 @@ class Capture:
     guards: list[dict[str, Any]] = field(default_factory=list)  # per variant: structural attr -> value
     conditions: list[list[tuple]] = field(default_factory=list)  # per variant: branches all its cases took
     attr_consts: list[dict[int, tuple[str, str]]] = field(default_factory=list)
+    moved_traces: dict = field(default_factory=dict)   # _disambiguate's traces, by moved attrs
     # per variant: id(fx constant position) -> (attr name, func name); see `constant_sites`
 
 
@@ -185,10 +186,13 @@ def _torch_dtype(name: str):
 
 
 def _sample_inputs(case, float_dtype=None):
-    """Zero tensors of the case's shapes; float inputs traced in float32 (compute dtype)."""
+    """Fake tensors of the case's shapes (no storage: a 64M-element case costs what a small one
+    does); float inputs traced in float32 (compute dtype)."""
     import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
 
     out = []
+    mode = FakeTensorMode()
     for shape, dt in zip(case.shapes, case.dtypes):
         if shape is None or any(isinstance(d, (list, tuple)) for d in shape):
             raise Unsupported(f"case {case.id}: an input is a tensor list or absent (optional); the "
@@ -196,7 +200,8 @@ def _sample_inputs(case, float_dtype=None):
         tdt = _torch_dtype(dt)
         if tdt.is_floating_point:
             tdt = float_dtype or torch.float32
-        out.append(torch.zeros(shape, dtype=tdt))
+        with mode:
+            out.append(torch.zeros(shape, dtype=tdt))
     return out
 
 
@@ -394,6 +399,11 @@ def _attr_constants(task, cap: Capture, members: list[int]) -> dict:
     expression, checked against the second sentinel."""
     rep = task.cases[members[0]]
     base_sites = float_sites(cap.traces[members[0]].gm)
+    floats = [s.name for s in task.attrs if s.type == "float" and rep.attrs.get(s.name) is not None]
+    if len(floats) > 1:
+        joint = _joint_attr_constants(task, cap, members, floats, base_sites)
+        if joint is not None:
+            return joint
     result: dict = {}
     for spec in task.attrs:
         if spec.type != "float" or rep.attrs.get(spec.name) is None:
@@ -429,6 +439,36 @@ def _attr_constants(task, cap: Capture, members: list[int]) -> dict:
     return result
 
 
+def _joint_attr_constants(task, cap: Capture, members: list[int], floats: list[str], base_sites):
+    """Every float attr at its own sentinel at once (two traces instead of two per attr); None
+    when that changes the graph or leaves a site unexplained (the per-attr search decides then)."""
+    rep = task.cases[members[0]]
+    runs = []
+    for s in SENTINELS:
+        attrs = dict(rep.attrs)
+        for k, name in enumerate(floats):
+            attrs[name] = s + k * 0.0078125        # distinct and exact in fp32
+        record: list = []
+        try:
+            gm = trace(task, rep, attrs, record)
+        except Unsupported:
+            return None
+        if signature(gm) != cap.traces[members[0]].signature:
+            return None
+        runs.append((float_sites(gm), record, attrs))
+    (sites1, record1, attrs1), (sites2, _, attrs2) = runs
+    result: dict = {}
+    for (i, path, _v0), (_, _, v1), (_, _, v2) in zip(base_sites, sites1, sites2):
+        if v1 == v2:
+            continue
+        found = {e: None for value, e in record1 if _close(value, v1) and _close(eval_expr(e, attrs2), v2)}
+        expr = _disambiguate(task, cap, members, attrs1, (i, path), list(found))
+        if expr is None:
+            return None
+        result[(i, path)] = expr
+    return result
+
+
 def _disambiguate(task, cap: Capture, members, attrs: dict, site, found: list):
     """Of several expressions that give a site's value (`1 - beta1` and `1 - beta1 ** step` agree
     while step is 1), the one that still holds with the int attrs they use moved by one."""
@@ -440,10 +480,13 @@ def _disambiguate(task, cap: Capture, members, attrs: dict, site, found: list):
         for name in expr_attrs(e) & ints:
             moved[name] = int(attrs[name]) + 1
     if moved != attrs:
-        try:
-            gm = trace(task, task.cases[members[0]], moved, [])
-        except Unsupported:
-            gm = None
+        key = (members[0], repr(sorted(moved.items())))
+        if key not in cap.moved_traces:       # sites that share the moved attrs share one trace
+            try:
+                cap.moved_traces[key] = trace(task, task.cases[members[0]], moved, [])
+            except Unsupported:
+                cap.moved_traces[key] = None
+        gm = cap.moved_traces[key]
         if gm is not None and signature(gm) == cap.traces[members[0]].signature:
             value = next((v for i, p, v in float_sites(gm) if (i, p) == site), None)
             held = [e for e in found if value is not None and _close(eval_expr(e, moved), value)]

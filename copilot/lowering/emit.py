@@ -291,7 +291,9 @@ class Emitter:
         if op == "gcd":
             if not (ts(0) and ts(1)) or self.calc != "int32":
                 raise Unsupported(f"{self.op}: gcd needs two integer tensors")
-            e(intlib.gcd_call(dst, A[0][1], A[1][1], [f"tmp{k}" for k in range(intlib.GCD_TMPS)], cnt))
+            small = " && ".join(f"sizeof({_macro(s.name)}) <= 2" for s in self.task.inputs)
+            e(intlib.gcd_call(dst, A[0][1], A[1][1], [f"tmp{k}" for k in range(intlib.GCD_TMPS)], cnt,
+                              f"({small})"))
         elif op in ("add", "mul", "max", "min"):
             api = {"add": "Add", "mul": "Mul", "max": "Max", "min": "Min"}[op]
             if ts(0) and ts(1):

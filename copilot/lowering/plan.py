@@ -50,6 +50,7 @@ class Plan:
     # working type: "float" (every case fp32), "int32" (every case integer data, exact int32 lanes)
     # or ("by", i): int32 where input i is an integer, fp32 where it is a float (maximum)
     calc: object = "float"
+    refused_input: int | None = None     # integer data in this input is not served (GRAPH_FAILED)
 
     @property
     def has_reduction(self) -> bool:
@@ -80,7 +81,20 @@ def build_plan(task) -> Plan:
     loads = _load_rules(task, per_case, axis_rule)
     plan = Plan(task, _pattern(task, programs, axis_rule), programs, cap.guards, cap.conditions, cap.variants, loads,
                 axis_rule, main_input)
-    plan.calc = _calc_type(task, programs)
+    try:
+        plan.calc = _calc_type(task, programs)
+    except Unsupported as exc:
+        # float cases lower; the integer ones (an op with no exact int32 form) are listed as not served
+        ints = [_integer_case(c) for c in task.cases]
+        sel = next((i for i in range(len(task.inputs))
+                    if all((c.dtypes[i] in INTEGERS) == k for c, k in zip(task.cases, ints))), None)
+        if all(ints) or sel is None:
+            raise
+        plan.refused_input = sel
+        reason = str(exc).split(": ", 1)[1]
+        for c, k in zip(task.cases, ints):
+            if k:
+                plan.unserved[c.id] = reason
     _check_cases(plan, per_case)
     return plan
 
@@ -100,8 +114,13 @@ def _calc_type(task, programs):
         if bad:
             raise Unsupported(f"{task.name}: '{bad[0]}' on integer data; integer cases lower Max/Min/Add/Sub/Mul "
                               "and gcd (exact int32 lanes) only")
-        if any(n.kind != "full" for n in p.nodes):
-            raise Unsupported(f"{task.name}: a scalar or reduction on integer data")
+        red = sorted({n.op for n in p.nodes if n.kind == "stat"})
+        if red:
+            raise Unsupported(f"{task.name}: reduction '{red[0]}' on integer data: the reduce APIs take "
+                              "half/float only on arch 2201, and fp32 is not exact past 2^24")
+        if any(n.kind != "full" for n in p.nodes if n.op not in ("const", "attr")) or \
+                any(n.op in ("const", "attr") for n in p.nodes):
+            raise Unsupported(f"{task.name}: a scalar operand on integer data")
     if all(ints):
         return "int32"
     for i in range(len(task.inputs)):
@@ -308,6 +327,8 @@ def _case_main_shape(plan, case):
 def _check_cases(plan: Plan, progs):
     task = plan.task
     for c in task.cases:
+        if c.id in plan.unserved:
+            continue
         if "int64" in c.dtypes:
             plan.unserved[c.id] = ("int64 data: arch 2201 has no int64 vector arithmetic and the lowering "
                                    "computes integers on int32 lanes")

@@ -130,8 +130,10 @@ def render(em) -> str:
     w("{")
     w("    if constexpr (std::is_same<T, float>::value) {")
     w("        DataCopy(dst, src, n);")
-    w("    } else if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {")
+    w("    } else if constexpr (sizeof(T) == 2) {")
     w("        Cast(dst, src, RoundMode::CAST_NONE, n);")
+    w("    } else if constexpr (sizeof(T) == 4) {")
+    w("        Cast(dst, src, RoundMode::CAST_RINT, n);   // int32: exact below 2^24")
     w("    } else {")
     w("        Cast(scratch, src, RoundMode::CAST_NONE, n);")
     w("        Cast(dst, scratch, RoundMode::CAST_NONE, n);")
@@ -627,8 +629,10 @@ __aicore__ inline void ToCalc(const LocalTensor<W>& dst, const LocalTensor<T>& s
     } else if constexpr (std::is_same<W, int32_t>::value) {
         Cast(scratch, src, RoundMode::CAST_NONE, n);                                // int8 -> half, exact
         Cast(dst, scratch, RoundMode::CAST_RINT, n);
-    } else if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
+    } else if constexpr (sizeof(T) == 2) {
         Cast(dst, src, RoundMode::CAST_NONE, n);
+    } else if constexpr (sizeof(T) == 4) {
+        Cast(dst, src, RoundMode::CAST_RINT, n);
     } else {
         Cast(scratch, src, RoundMode::CAST_NONE, n);
         Cast(dst, scratch, RoundMode::CAST_NONE, n);
@@ -647,7 +651,7 @@ __aicore__ inline void FromCalc(const LocalTensor<T>& dst, const LocalTensor<W>&
         Cast(dst, src, RoundMode::CAST_NONE, n);
     } else if constexpr (std::is_same<W, int32_t>::value) {
         Cast(scratch, src, RoundMode::CAST_NONE, n);
-        Cast(dst, scratch, RoundMode::CAST_NONE, n);
+        Cast(dst, scratch, RoundMode::CAST_RINT, n);   // integral already: RINT is exact
     } else if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
         Cast(dst, src, RoundMode::CAST_RINT, n);
     } else {
@@ -693,6 +697,13 @@ def tiling_func(em, T: str) -> str:
     w("        return ge::GRAPH_FAILED;")
     w("    }")
     w(f"    std::memset(td, 0, sizeof({T}));")
+    if plan.refused_input is not None:
+        w(f"    switch (context->GetInputDesc({plan.refused_input})->GetDataType()) {{")
+        w("        case ge::DT_INT8: case ge::DT_INT16: case ge::DT_INT32: case ge::DT_INT64:")
+        w("            return ge::GRAPH_FAILED;   // integer data: not served (no exact int32 form of the program)")
+        w("        default:")
+        w("            break;")
+        w("    }")
     if any("int64" in spec.dtypes for spec in t.inputs + t.outputs):
         w("    for (uint32_t i = 0; i < NUM_INPUTS; ++i) {")
         w("        if (context->GetInputDesc(i)->GetDataType() == ge::DT_INT64) {")
