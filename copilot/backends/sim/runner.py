@@ -443,7 +443,13 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         if timing:
             lines.append(params.cxx_line(chip.vector_cores))
         gm_bytes = 0
-        for i, (spec, t) in enumerate(zip(task.inputs, inputs)):
+        from copilot.oracle.inputs import kernel_tensors
+
+        for i, (spec, t) in enumerate(zip(task.inputs, kernel_tensors(inputs))):
+            if t is None:              # an omitted optional input: the entry's argument is a null GM address
+                dt = lookup_dtype(spec.dtypes[0])
+                lines.append(f"input {spec.name} {GE_CODES[dt.ge]} 0 null 0 0")
+                continue
             dt = lookup_dtype(str(t.dtype).replace("torch.", ""))
             nbytes = t.numel() * dt.itemsize
             if count_only:             # anonymous GM in the launcher: same padding, no memfd
