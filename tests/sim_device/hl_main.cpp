@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <vector>
+#define CANNSIM_ONE_UNIT 1   // a test driver of both halves' APIs in one file (a candidate is two units)
 #include "kernel_operator.h"
 #include "tiling/tiling_api.h"
 

@@ -2,6 +2,7 @@
 // scenario sits between "// SCENARIO: name" markers; every line that must be reported carries
 // "// EXPECT: <id>" and nothing else may be reported. Usage: hl_rules_main SCENARIO ARCH
 #include <string>
+#define CANNSIM_ONE_UNIT 1   // a test driver of both halves' APIs in one file (a candidate is two units)
 #include "kernel_operator.h"
 #include "tiling/tiling_api.h"
 

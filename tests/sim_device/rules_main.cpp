@@ -75,7 +75,8 @@ static void clean_idioms() {
     ResetMask();
     SetMaskCount();
     SetVectorMask<float, MaskMode::COUNTER>(0, 100);
-    Add<float, false>(f, f, g, MASK_PLACEHOLDER_LIST, 1, {1, 1, 1, 8, 8, 8});
+    uint64_t placeholder[2] = {MASK_PLACEHOLDER_LIST[0], MASK_PLACEHOLDER_LIST[1]};   // the mask[] form takes a non-const array
+    Add<float, false>(f, f, g, placeholder, 1, {1, 1, 1, 8, 8, 8});
     SetMaskNorm();
     ResetMask();
     Cast(xv, f, RoundMode::CAST_RINT, 128);

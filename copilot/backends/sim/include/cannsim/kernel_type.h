@@ -1,7 +1,11 @@
 // The data-type and format codes the AscendC kernel headers define as macros on the device side
 // (values as the graph's ge::DataType / ge::Format). A device unit that also declares ge's enums
-// breaks on them, as it does on CANN: the two halves of an op are separate units.
+// breaks on them, as it does on CANN: the two halves of an op are separate units. As in the real
+// header, a compile for the NPU host/device passes (__NPU_HOST__, __ASCC_DEVICE__, ...) goes without
+// them; CANNSIM_ONE_UNIT lets the emulator's own test drivers use both halves' APIs in one file.
 #pragma once
+#if !defined(__NPU_HOST__) && !defined(__NPU_DEVICE__) && !defined(__ASCC_HOST__) && !defined(__ASCC_DEVICE__) && \
+    !defined(CANNSIM_ONE_UNIT)
 
 #define DT_FLOAT 0
 #define DT_FLOAT16 1
@@ -73,3 +77,4 @@
 #define FORMAT_NULL 42
 #define FORMAT_NCL 47
 #define FORMAT_MAX 0xff
+#endif
