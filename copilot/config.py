@@ -25,6 +25,7 @@ import copy
 import json
 import logging
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -150,6 +151,7 @@ class Settings(BaseModel):
     variants: int = Field(default=4, ge=1)
     theme: str = "cannpilot-dark"
     store: str | None = None                     # session store file; None: <data dir>/sessions.sqlite
+    evaluators: str = "local"                    # "local" processes, or a Ray head: ray://HOST:PORT, HOST:PORT
     tui: TUISettings = Field(default_factory=TUISettings)
 
     _path: Path | None = PrivateAttr(default=None)
@@ -167,6 +169,14 @@ class Settings(BaseModel):
         if match is None:
             raise ValueError(f"unknown chip '{value}' (known: {', '.join(known)})")
         return match
+
+    @field_validator("evaluators")
+    @classmethod
+    def _evaluators(cls, value: str) -> str:
+        value = value.strip()
+        if value != "local" and not re.fullmatch(r"(ray://)?[^\s:/]+:\d+", value):
+            raise ValueError(f"'{value}' is neither local nor a Ray head as ray://HOST:PORT or HOST:PORT")
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> Settings:

@@ -29,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=("sim", "npu", "auto"), default=None,
                    help="sim (emulator, estimates), npu (CANN + torch_npu, measured) or auto (npu when "
                         "`doctor` finds it complete); default: settings, else sim")
+    p.add_argument("--evaluators", help="where candidates are evaluated: local (processes on this machine) "
+                                         "or a running Ray head, ray://HOST:PORT or HOST:PORT (default: "
+                                         "settings, else local)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--store", help="session store file (default: the user data dir; env CANNPILOT_STORE)")
     p.add_argument("-o", "--output", help="write the best kernel here")
@@ -64,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings().with_flags({
         "--chip": ("chip", args.chip), "--rounds": ("rounds", args.rounds),
         "--variants": ("variants", args.variants), "--agent": ("model", args.agent),
-        "--store": ("store", args.store), "--backend": ("backend", args.backend)})
+        "--store": ("store", args.store), "--backend": ("backend", args.backend),
+        "--evaluators": ("evaluators", args.evaluators)})
     store = SessionStore(settings.store_path())
     if args.session and args.session in store.session_names():
         engine, cfg = resume_engine(store, args.session, [store, _Progress()], _policy(args.decide),
@@ -78,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         backend = chosen_backend("auto", probe())[0]
     cfg = SessionConfig(task=task, agent=settings.model or "offline", chip=settings.chip, backend=backend,
                         rounds=settings.rounds, variants=settings.variants,
-                        name=args.session, seed=args.seed, target_speedup=args.target_speedup)
+                        name=args.session, seed=args.seed, target_speedup=args.target_speedup,
+                        evaluators=settings.evaluators)
     engine = new_engine(cfg, [store, _Progress()], _policy(args.decide))
     return execute(engine, cfg, store, args.output, args.json)
 

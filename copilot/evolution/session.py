@@ -26,6 +26,7 @@ class SessionConfig:
     seed: int = 0
     target_speedup: float | None = None
     stagnation_rounds: int = 2
+    evaluators: str = "local"          # "local" (processes here) or ray://HOST:PORT / HOST:PORT
     extra: dict[str, Any] = field(default_factory=dict)
 
     def session_name(self) -> str:
@@ -58,6 +59,10 @@ def make_evaluator(cfg: SessionConfig):
     from copilot.errors import Unsupported
 
     if cfg.backend == "sim":
+        if cfg.evaluators not in ("local", "", None):
+            from copilot.evolution.ray_pool import RayEvaluator
+
+            return RayEvaluator(cfg.evaluators, chip=cfg.chip, seed=cfg.seed)
         from copilot.evolution.evaluate import SimEvaluator
 
         return SimEvaluator(chip=cfg.chip, seed=cfg.seed)
@@ -85,6 +90,8 @@ def new_engine(cfg: SessionConfig, sinks: list[EventSink], policy: DecisionPolic
     settings = EvolutionSettings(rounds=cfg.rounds, variants=cfg.variants, chip=cfg.chip, seed=cfg.seed,
                                  target_speedup=cfg.target_speedup,
                                  stagnation_rounds=cfg.stagnation_rounds)
+    if getattr(evaluator, "capacity", None):      # a cluster: as many evaluations at once as it has CPUs
+        settings.parallel = evaluator.capacity
     return EvolutionEngine(cfg.task, agent, evaluator, sink, policy, settings, session=name)
 
 
