@@ -38,11 +38,11 @@ def test_bench_rejects_a_suite_that_is_not_a_directory(tmp_path, cli):
 
 
 def test_a_task_the_lowering_cannot_serve_is_infeasible_with_the_reason(tmp_path, cli):
-    code, out, err = cli("bench", "--tasks", "argmax", "--rounds", "1", "--variants", "1",
+    code, out, err = cli("bench", "--tasks", "mse_loss", "--rounds", "1", "--variants", "1",
                          "-o", str(tmp_path / "report"), "--json")
     assert code == 0
     row = json.loads(out)["tasks"][0]
     assert row["feasible"] is False
-    assert "no baseline" in row["reason"] and "argmax" in row["reason"], row["reason"]
+    assert "no baseline" in row["reason"] and "mse_loss" in row["reason"], row["reason"]
     assert row["candidates"] == 0           # proposals without code never reach the evaluator
     assert json.loads((tmp_path / "report.json").read_text())["complete"] is True
