@@ -232,6 +232,9 @@ def trace(task, case, attrs: dict | None = None, record: list | None = None,
     except Unsupported as exc:
         raise Unsupported(f"{task.name}: {exc}") from None
     _Recorder.active, _Recorder.branches = record, branches
+    saved = {name: getattr(math, name) for name in _MATH_FUNCS} if record is not None else {}
+    for name, f in saved.items():       # math.log(base) in a golden keeps its expression
+        setattr(math, name, _math_wrapper(name, f))
     try:
         with torch.no_grad():
             gm = make_fx(fn, tracing_mode="fake")(*sample)
@@ -244,6 +247,19 @@ def trace(task, case, attrs: dict | None = None, record: list | None = None,
                           f"({type(exc).__name__}: {str(exc).splitlines()[0][:160]})") from None
     finally:
         _Recorder.active = _Recorder.branches = None
+        for name, f in saved.items():
+            setattr(math, name, f)
+
+
+_MATH_FUNCS = ("log", "sqrt", "exp")
+
+
+def _math_wrapper(name, f):
+    def call(v, *rest):
+        if rest or getattr(v, "expr", None) is None:
+            return f(v, *rest)
+        return AttrFloat(f(float(v)), (name, v.expr))
+    return call
 
 
 def _fill_defaults(gm) -> None:
