@@ -19,6 +19,7 @@ from pathlib import Path
 
 from copilot.backends.npu.build import BuildOutcome
 from copilot.backends.sim.build import INCLUDE_DIR
+from tests.fakes.fake_npu_device import rejoined
 
 REQUIRED = ("build.sh", "setup.py", "CMakeLists.txt", "cann_bench/__init__.py", "csrc/extension.cpp",
             "cannpilot_export.json")
@@ -88,7 +89,7 @@ def compile_sources(project: Path, chip: str = "910B2") -> tuple[bool, str]:
         case = task.cases[0]
         dtypes = list(case.dtypes) + [o.dtype for o in output_shapes(task, case)]
         kernel = project / op["kernel"]
-        b = build(kernel, task, dtypes, chip)
+        b = build(rejoined(kernel, host), task, dtypes, chip)
         if not b.ok:
             ok = False
             for d in b.diagnostics:

@@ -11,6 +11,7 @@ on hangs (the chip would), other rule errors raise like an aicore exception.
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -63,6 +64,26 @@ def _output_shape(rule: dict, shapes: list[tuple], attrs: dict) -> tuple:
     return out[:-1] + (out[-1] // div,) if div != 1 else out
 
 
+def rejoined(kernel: Path, host: Path) -> str:
+    """The one-file candidate the emulator builds, from the two halves CANN compiles: op_kernel is
+    the device half at the candidate's lines (host lines blank); op_host carries the host half,
+    which starts at the candidate line its first comment names, after op_host's own includes, and
+    ends with the OpDef the export may have added."""
+    device = kernel.read_text().split("\n")
+    text = host.read_text()
+    first = re.search(r"from line (\d+)", text.split("\n", 1)[0])
+    tail = text.split('_tiling_data.h"\n\n', 1)
+    hosted = tail[1].split("\n") if len(tail) == 2 else []
+    at = int(first.group(1)) - 1 if first else len(device)
+    for i, line in enumerate(hosted):
+        if at + i < len(device) and not device[at + i].strip():
+            device[at + i] = line
+        else:
+            device.extend(hosted[i:])
+            break
+    return "\n".join(device)
+
+
 def launch(op: dict, kernel: Path, args: tuple, chip: str = "910B2"):
     """Run `op` (a manifest entry) on tensors `args` (inputs then attrs, schema order)."""
     from copilot.backends.sim import build, run
@@ -84,7 +105,8 @@ def launch(op: dict, kernel: Path, args: tuple, chip: str = "910B2"):
     case = Case(id="npu", shapes=shapes, dtypes=dtypes, attrs=attrs, value_ranges=[(-1.0, 1.0)] * n)
     key = (str(kernel), tuple(dtypes), tuple(o.dtype for o in outs))
     if key not in _BUILDS:
-        _BUILDS[key] = build(kernel, task, dtypes + [o.dtype for o in outs], chip)
+        host = Path(str(kernel).replace("/op_kernel/", "/op_host/"))
+        _BUILDS[key] = build(rejoined(kernel, host), task, dtypes + [o.dtype for o in outs], chip)
     b = _BUILDS[key]
     if not b.ok:
         raise RuntimeError("fake device: the kernel binary does not load: "
