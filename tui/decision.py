@@ -50,11 +50,11 @@ class DecisionDraft:
     def queued(self, cid: str) -> str:
         """The queued change of one candidate, as words for the leaderboard."""
         if cid in self.pins:
-            return "📌 pin queued"
+            return "📌 to pin"
         if cid in self.unpins:
-            return "unpin queued"
+            return "to unpin"
         if cid in self.vetoes:
-            return "✗ veto queued"
+            return "✗ to veto"
         return ""
 
     def decision(self, action: str = "continue"):

@@ -26,6 +26,7 @@ FAMILY: dict[str, str] = {
     "L3.core-count-small-input": "cores", "L3.load-balance": "cores", "L3.multicore-tail-split": "cores",
     "L3.row-tiling": "rows", "L3.merge-small-rows": "rows", "L3.split-d": "rows",
     "L3.reduction-strategies": "rows", "L3.broadcast-strategies": "operands", "L3.upcast-fp32": "precision",
+    "L3.multicore-scalar-reduction": "cores", "L3.attr-constants": "precision",
 }
 
 

@@ -38,7 +38,7 @@ async def test_pin_the_top_candidate(make_app):
         assert top == "r1-c4"              # fastest estimate
         await select(pilot, top)
         await pilot.press("p")
-        assert "📌 pin queued" in board.get_row(top)[-1]
+        assert "📌 to pin" in board.get_row(top)[-1]
         await pilot.press("n")
         await wait_for(pilot, lambda: received(app), what="the decision")
         assert received(app)[0].pins == ["r1-c4"] and received(app)[0].action == "continue"

@@ -41,8 +41,8 @@ def test_markers_are_words_not_colours():
     m.queued = d.queued
     d.toggle_pin("r1-c1", pinned_now=False)
     d.toggle_veto("r1-c2")
-    assert m.cells(m.rows["r1-c1"])[-1] == "📌 pin queued"
-    assert m.cells(m.rows["r1-c2"])[-1] == "✗ veto queued"
+    assert m.cells(m.rows["r1-c1"])[-1] == "📌 to pin"
+    assert m.cells(m.rows["r1-c2"])[-1] == "✗ to veto"
     m.apply(DecisionMade("s", round=1, pins=["r1-c1"], vetoes=["r1-c2"]))
     m.queued = DecisionDraft().queued
     assert m.cells(m.rows["r1-c1"])[-1] == "📌 pinned"

@@ -116,14 +116,14 @@ keys p
 wait_for "next decision: pin " 10
 PINNED="$(screen | grep -oE 'next decision: pin r[0-9]+-[a-z0-9]+' | head -1 | awk '{print $4}')"
 [[ "$PINNED" == "$TOP" ]] || fail "pinned '$PINNED', expected the top row '$TOP'"
-wait_for "pin queued" 10
+wait_for "to pin" 10
 keys End
 keys x
 wait_for "veto r" 10
 VETOED="$(screen | grep -oE '; veto r[0-9]+-[a-z0-9]+' | head -1 | awk '{print $3}')"
 [[ -n "$VETOED" ]] || fail "could not read the vetoed id"
 [[ "$VETOED" != "$PINNED" ]] || fail "pinned and vetoed the same row ($PINNED)"
-wait_for "veto queued" 10
+wait_for "to veto" 10
 keys s
 wait_for "Steer the next round" 10
 tmux send-keys -t "$TMUX_SESSION" -l "$STEER_TEXT"

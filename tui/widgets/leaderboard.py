@@ -61,8 +61,8 @@ class Leaderboard(DataTable):
         self._selected: str | None = None
 
     def on_mount(self) -> None:
-        widths = {"rank": 4, "id": 7, "gen": 4, "origin": 8, "strategy": 14, "status": 14, "time": 21,
-                  "speedup": 7, "roof": 5, "marks": 13}
+        widths = {"rank": 4, "id": 7, "gen": 4, "origin": 8, "strategy": 14, "status": 14, "time": 22,
+                  "speedup": 7, "roof": 5, "marks": 11}
         for label, key in COLUMNS:
             self.add_column(label, key=key, width=widths.get(label))
 
