@@ -147,7 +147,7 @@ class Settings(BaseModel):
     agency: AgencySettings = Field(default_factory=AgencySettings)
     chip: str = "910B2"
     backend: Literal["sim", "npu", "auto"] = "sim"
-    rounds: int = Field(default=3, ge=1)
+    rounds: int = Field(default=3, ge=0)           # 0: generation 1 only (the baseline)
     variants: int = Field(default=4, ge=1)
     theme: str = "cannpilot-dark"
     store: str | None = None                     # session store file; None: <data dir>/sessions.sqlite

@@ -414,3 +414,23 @@ def test_directions_met_are_read_off_real_lowered_kernels():
     assert "two buffers" in already_met("L3.double-buffering", t, two)
     assert already_met("L3.double-buffering", t, one) is None
     assert already_met("L3.split-d", t, two) is None       # not decidable: taken as given
+
+
+def test_rounds_0_runs_generation_1_only(task, tmp_path, capsys):
+    import json
+
+    from copilot.commands.run import execute
+    from copilot.config import Settings
+    from copilot.evolution.session import SessionConfig, new_engine
+    from sessions import SessionStore
+
+    assert Settings(rounds=0).rounds == 0
+    store = SessionStore(tmp_path / "s.db")
+    llm = ScriptedLLM([Reply(GOOD % 1 + "\nDONE", prompt_tokens=800, completion_tokens=200)],
+                      sink=store, session="gen1")
+    cfg = SessionConfig(task=task, agent="scripted", rounds=0, variants=3, name="gen1")
+    e = new_engine(cfg, [store], agent=agent(llm), evaluator=CodeEvaluator())
+    assert execute(e, cfg, store, None, as_json=True) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [p.role for p in llm.prompts] == ["cake"]                 # the tool agent's one turn, no variant
+    assert doc["best"]["id"] == "r0-base" and doc["rounds"] == [] and doc["tokens"] == 1000

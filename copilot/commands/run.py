@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "(not needed with --session of an existing session)")
     p.add_argument("--agent", help="offline (no network) or an LLM model name/alias (default: settings, "
                                    "else offline)")
-    p.add_argument("--rounds", type=int, help="rounds (default: settings, else 3)")
+    p.add_argument("--rounds", type=int, help="rounds (default: settings, else 3; 0: generation 1 only)")
     p.add_argument("--variants", type=int, help="variants per round (default: settings, else 4)")
     p.add_argument("--chip", help="chip profile (default: settings, else 910B2)")
     p.add_argument("--session", help="session name (default: <task>-<time>)")
