@@ -254,9 +254,12 @@ def vendor_verdict(est_us: float, band: float | None, baseline_us: float) -> str
 def session_score(cases: list[dict], baselines: dict[str, Baseline]) -> tuple[float, int]:
     """EachOperatorScore of a candidate from the cases a session judged (its correctness and
     performance cases), the task's other cases counted as not judged: a lower bound of the
-    operator's score. Returns (score, cases judged)."""
+    operator's score. Only the task's own cases count: a quick-tier twin (`5q`) has no baseline
+    and is not a case of the benchmark. Returns (score, cases judged)."""
     by_id: dict[str, dict] = {}
     for c in cases:
+        if baselines and str(c.get("id")) not in baselines:
+            continue
         e = by_id.setdefault(str(c.get("id")), {"passed": True, "est": None})
         e["passed"] = e["passed"] and c.get("passed") is not False
         e["est"] = c.get("est_us") or e["est"]

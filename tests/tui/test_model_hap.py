@@ -52,3 +52,15 @@ def test_no_cannbench_figures_for_a_task_outside_the_layout(tmp_path):
     _feed(m, "r1-c1", {"3": 4.0})
     col = [k for _, k in COLUMNS].index("hap")
     assert m.cells(m.rows["r1-c1"])[col] == "—" and m.best_score_text() == ""
+
+
+def test_quick_twins_are_not_cases_of_the_benchmark(tmp_path):
+    task = _suite(tmp_path)
+    m = BoardModel()
+    m.apply(SessionStarted("s", task="mish", chip="910B2", backend="sim", agent="offline", task_path=str(task)))
+    m.apply(CandidateProposed("s", candidate=Candidate("r1-c1", "int r1_c1;", 1, "offline")))
+    cases = [{"id": i, "passed": True, "role": "correctness"} for i in ("1", "3q", "4q", "9q")]
+    cases += [{"id": "3", "role": "performance", "est_us": 4.0}]
+    m.apply(CandidateEvaluated("s", candidate_id="r1-c1", status="passed", cases=cases, time_us=4.0))
+    # cases 1 and 3 are the benchmark's; the twins 3q, 4q, 9q have no baseline and are not counted
+    assert "2 of 4 cases judged" in m.best_score_text()
