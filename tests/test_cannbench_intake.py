@@ -401,6 +401,28 @@ def test_quick_twin_keeps_dtypes_ranges_rank_broadcast_and_alignment_classes(tmp
     assert [c.id for c in quick_twins(task)] == ["1q"]
 
 
+def test_a_twins_index_range_follows_the_dimension_it_indexes(tmp_path):
+    from copilot.tasks.quick import twin
+
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          inputs: [{name: x, dtype: [float32]}, {name: index, dtype: [int32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[4097, 511], [2048, 511]], dtype: [float32, int32],
+           value_range: [[-1000, 1000], [0, 4096]]}
+        """, "import torch\ndef probe_op(x, index):\n    return torch.gather(x, 0, index)\n")
+    task = load_task(d)
+    t = twin(task.case("1"))
+    assert t.is_quick and t.value_ranges[0] == (-1000, 1000)
+    assert t.value_ranges[1] == (0, t.shapes[0][0] - 1)            # was [0, 4096]: out of bounds
+    x, index = make_inputs(task, t)
+    assert int(index.max()) < x.shape[0]
+    reference(task, t, [x, index])                                  # the golden takes it
+
+
 def test_twins_selection_is_the_quick_tier_and_the_twins(task_dir):
     from copilot.tasks import select_cases
 

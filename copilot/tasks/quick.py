@@ -5,6 +5,7 @@ A twin keeps the case's dtypes, attrs, value ranges (inf/nan included), ranks, b
 distinct size) and each dimension's alignment class: a multiple of 16 stays a multiple of the
 same power of two up to 256, a prime stays a prime, any other size keeps its remainder modulo 16
 (the unaligned tail). Sizes shrink together until every input fits `QUICK_MAX_ELEMENTS`.
+An integer range that indexes a dimension (`[0, d - 1]`) follows that dimension's new size.
 A twin the golden does not take (an attr that names a size, such as gru's `hiddenSize`) is left out.
 """
 
@@ -67,6 +68,23 @@ def _map_shapes(shapes: list, mapping: dict[int, int]) -> list:
     return out
 
 
+def _index_ranges(case: Case, mapping: dict[int, int]) -> list:
+    """Value ranges of the twin: an integer input whose range ends at a size minus one (an index
+    into that dimension, as gather's or scatter's `[0, d - 1]`) ends at the shrunk size minus one,
+    so the twin's indices stay in bounds; every other range is kept."""
+    out = []
+    for i, r in enumerate(case.value_ranges):
+        dt = case.dtypes[i] if i < len(case.dtypes) else ""
+        lo, hi = (list(r) + [None, None])[:2] if isinstance(r, (list, tuple)) else (None, None)
+        if str(dt).startswith(("int", "uint")) and isinstance(hi, (int, float)) and hi == hi \
+                and float(hi).is_integer() and int(hi) + 1 in mapping:
+            new_hi = mapping[int(hi) + 1] - 1
+            out.append(type(r)([min(lo, new_hi) if isinstance(lo, (int, float)) else lo, new_hi]))
+        else:
+            out.append(r)
+    return out
+
+
 def twin(case: Case) -> Case | None:
     """The shrunk twin of an over-limit case (None if the case fits or cannot shrink)."""
     if case.is_quick:
@@ -78,6 +96,7 @@ def twin(case: Case) -> Case | None:
         mapping = {d: _shrink(d, factor) for d in sizes}
         shapes = _map_shapes(case.shapes, mapping)
         candidate = replace(case, id=f"{case.id}q", shapes=shapes,
+                            value_ranges=_index_ranges(case, mapping),
                             note=f"quick twin of case {case.id}" + (f" ({case.note})" if case.note else ""))
         if candidate.is_quick:
             return candidate
