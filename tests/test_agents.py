@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from copilot.agents.llm import AgencySchedule, LLMAgent
@@ -434,3 +436,24 @@ def test_rounds_0_runs_generation_1_only(task, tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert [p.role for p in llm.prompts] == ["cake"]                 # the tool agent's one turn, no variant
     assert doc["best"]["id"] == "r0-base" and doc["rounds"] == [] and doc["tokens"] == 1000
+
+
+def test_read_card_finds_a_card_by_a_near_id_and_lists_the_close_ones_otherwise():
+    from copilot.agents.llm import read_card
+
+    assert read_card("L4.Compare", "910B2").startswith("[read_card L4.Compare-Select]\n### [L4.Compare-Select]")
+    assert read_card("l4.select", "910B2").startswith("[read_card L4.Compare-Select]")
+    assert read_card("L4.TopK", "910B2").startswith("[read_card L4.sort-topk]")
+    miss = read_card("L4.Scan", "910B2")
+    assert miss.startswith("[read_card L4.Scan] no such card; cards of that level:") and "L4.Gather" in miss
+    assert "no such card" in read_card("nothing-like-it", "910B2")
+
+
+async def test_generation_1_lists_the_cards_its_slice_left_out(task):
+    llm = ScriptedLLM([GOOD % 1 + "\nDONE"])
+    await agent(llm).baseline(task, "910B2")
+    sent = llm.prompts[0].text
+    more = sent.split("## More cards")[1]
+    assert "- L4.Gather: " in more and "- L4.Compare-Select: " in more and "TOOL read_card" in more
+    shown = sent.split("## More cards")[0]
+    assert all(f"- {cid}: " not in more for cid in re.findall(r"### \[([\w.-]+)\]", shown))

@@ -118,7 +118,8 @@ class LLMAgent:
 
     async def _tool_agent(self, task: Task, chip: str, trace: _Trace) -> None:
         slice_ = self._slice(task, "init", chip, round_=1)
-        msgs = prompts.generation_prompt(task, slice_.render(), TOOLS_HELP)
+        msgs = prompts.generation_prompt(task, slice_.render(),
+                                         TOOLS_HELP + "\n\n" + card_catalogue(slice_.ids, chip))
         used = 0
         for turn in range(self.schedule.max_tool_turns):
             reply = await self._ask(msgs, "init", "cake", 1)
@@ -138,12 +139,7 @@ class LLMAgent:
 
     async def _tool(self, task: Task, chip: str, trace: _Trace, name: str, arg: str) -> str:
         if name == "read_card":
-            try:
-                from knowledge import get_card
-
-                return f"[read_card {arg}]\n" + get_card(arg).render("full")
-            except Exception:
-                return f"[read_card {arg}] no such card"
+            return read_card(arg, chip)
         if name in ("build", "run_quick_cases"):
             if not trace.code:
                 return f"[{name}] there is no kernel yet: put one in a ```cpp block"
@@ -261,3 +257,39 @@ def _diag_lines(diags: list[dict[str, Any]], cards: bool = False) -> str:
         extra = f" (cards: {', '.join(d.get('cards') or [])})" if cards and d.get("cards") else ""
         lines.append(f"- [{d.get('id')}] {where}{d.get('message')}{extra}")
     return "\n".join(lines) or "(no diagnostics)"
+
+
+def card_catalogue(shown: list[str], chip: str) -> str:
+    """The cards the slice left out (rules, strategies, APIs), one line each, so the tool agent can
+    read the ones its operator needs (a gather, a scan, a sort) instead of guessing ids."""
+    from knowledge import load_cards
+
+    rest = [c for c in load_cards() if c.level in ("L2", "L3", "L4", "L5") and c.id not in shown
+            and c.fits_chip(chip)]
+    if not rest:
+        return ""
+    return ("## More cards (not shown above; read one with TOOL read_card <ID>; their APIs count as named "
+            "in the knowledge)\n" + "\n".join(f"- {c.id}: {c.title}" for c in rest))
+
+
+def read_card(arg: str, chip: str) -> str:
+    """The read_card tool: the card in full, found by its id, case-insensitively, or by a unique
+    id prefix or word (`L4.Compare` -> `L4.Compare-Select`); else the ids that come close."""
+    from knowledge import load_cards
+
+    cards = [c for c in load_cards() if c.fits_chip(chip)] or list(load_cards())
+    key = arg.strip().strip("`'\"").lower()
+    hits = [c for c in cards if c.id.lower() == key]
+    if not hits and key:
+        words = [w for w in re.split(r"[^a-z0-9]+", key) if len(w) >= 3 and w not in ("prec", "run", "cpp")]
+        hits = [c for c in cards if c.id.lower().startswith(key)]
+        for where in ((lambda c: c.id), (lambda c: c.id + " " + c.title)):
+            if not hits and words:
+                hits = [c for c in cards if all(w in where(c).lower() for w in words)]
+    if len(hits) == 1:
+        c = hits[0]
+        return f"[read_card {c.id}]\n" + c.render("full")
+    level = [c for c in cards if c.level == key[:2].upper()]
+    near, what = (hits, f"{len(hits)} match") if hits else (level, "cards of that level") if level else \
+        ([c for c in cards if c.level in ("L3", "L4")], "the strategy and API cards")
+    return f"[read_card {arg}] no such card; {what}: " + ", ".join(c.id for c in near[:60])

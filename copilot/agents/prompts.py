@@ -55,7 +55,9 @@ def task_statement(task: Task) -> str:
              f"Formula: {task.formula}" if task.formula else "",
              f"Inputs: {ins}. Outputs: {outs}. Attributes (in proto order): {attrs}.",
              f"One kernel must serve every case; sample shapes: {shapes}.",
-             task.desc_text.strip()]
+             task.desc_text.strip(),
+             "Where the description and its golden code disagree, the golden decides: every case is judged "
+             "against the golden's outputs." if task.desc_text.strip() else ""]
     return "\n".join(x for x in lines if x)
 
 
