@@ -327,7 +327,7 @@ BAND_MIN_CASES = 8       # fewer held-out cases in a class: the chip's pooled ba
 
 def bands_from(held: list[dict]) -> dict:
     """Per bound class: the 80th percentile of |ln(estimate/measured)| over held-out cases, as a
-    fraction (band 0.35 = the measured time is within ±35 % of the estimate for 80 % of cases)."""
+    fraction (band 0.35 = the measured time is within a factor 1.35 of the estimate, either way, for 80 % of cases)."""
     def band(rs):
         return math.exp(_quantile([abs(math.log(r)) for r in rs], BAND_QUANTILE)) - 1.0
     pooled = band([h["ratio"] for h in held])
@@ -421,7 +421,7 @@ def fit_markdown(results: dict, excluded: dict) -> str:
         out += [f"| held out, {op} " + _fmt_stats(s) for op, s in r["held_out_by_op"].items()]
         out += ["", "Bands (80th percentile of held-out |ln(est/measured)| per bound class; classes with fewer than "
                 f"{BAND_MIN_CASES} cases take the pooled one): " +
-                ", ".join(f"{k} ±{v:.0%}" for k, v in r["bands"].items()), ""]
+                ", ".join(f"{k} ×÷{1 + v:.2f}" for k, v in r["bands"].items()), ""]
         groups: dict[tuple, list[str]] = {}
         for e in excluded[chip]:
             groups.setdefault((e["op"], e["excluded"]), []).append(e["case"])

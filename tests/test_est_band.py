@@ -34,7 +34,7 @@ def test_an_estimate_carries_the_band_of_its_bound_class():
     est = combine([_block()], p, 48)
     assert est.bottleneck == "vector" and est.band == 0.3
     assert est.to_json()["est_band"] == 0.3
-    assert est.text() == f"{est.time_us:.2f} µs est. (±30%)"
+    assert est.text() == f"{est.time_us:.2f} µs est. (×÷1.30)"
     assert est.vector_counts == {"Exp.b32": [4, 400]} and est.gm_bytes == 150.0
     # a class without its own band takes the chip's pooled one; an uncalibrated chip has none
     assert p.band("scalar") == 0.5
@@ -42,7 +42,7 @@ def test_an_estimate_carries_the_band_of_its_bound_class():
 
 
 def test_format_estimate_and_band_range():
-    assert format_estimate(12.7, 0.35) == "12.70 µs est. (±35%)"
+    assert format_estimate(12.7, 0.35) == "12.70 µs est. (×÷1.35)"
     assert format_estimate(12.7, None) == "12.70 µs est."
     lo, hi = band_range(13.5, 0.35)
     assert lo == pytest.approx(10.0) and hi == pytest.approx(18.225)
@@ -97,7 +97,7 @@ def test_leaderboard_time_and_hap_show_the_band(tmp_path):
                                cases=[{"id": "3", "role": "performance", "est_us": 4.0, "est_band": 0.25}]))
     cells = m.cells(m.rows["r1-c1"])
     keys = [k for _, k in COLUMNS]
-    assert cells[keys.index("time")] == "4.00 µs est. (±25%)"
+    assert cells[keys.index("time")] == "4.00 µs est. (×÷1.25)"
     assert cells[keys.index("hap")] == "0.80 (0.73–0.87)"   # HAP at 5.0 and 3.2 µs
     assert "faster than the vendor on 1 of 1 timed (band allowing)" in m.best_score_text()
     assert format_time(4.0, "measured", 0.25) == "4.00 µs meas."

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from copilot import scoring
+from copilot.costmodel import format_estimate
 from copilot.events import Candidate, Event
 
 # Status words shown next to the marker glyphs: state is never told by colour alone.
@@ -75,11 +76,11 @@ class SliceInfo:
 
 def format_time(time_us: float | None, timing: str, band: float | None = None) -> str:
     """A fitness time with its provenance: sim times are estimates, never measurements; an
-    estimate carries its error band (`12.70 µs est. (±35%)`) when the chip is calibrated."""
+    estimate carries its error band (`12.70 µs est. (×÷1.35)`) when the chip is calibrated."""
     if not time_us:
         return "—"
     if timing == "estimate":
-        return f"{time_us:.2f} µs est." + (f" (±{band:.0%})" if band is not None else "")
+        return format_estimate(time_us, band)
     return f"{time_us:.2f} µs meas."
 
 

@@ -10,6 +10,8 @@ import argparse
 import json
 import sys
 
+from copilot.costmodel import format_band, format_estimate
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="build and run an AscendC kernel on the CPU emulator and judge it",
@@ -62,7 +64,6 @@ def _fmt(x) -> str:
 def _pipe_timeline(con, report, baselines: dict | None = None) -> None:
     """Per timed case: how busy each pipe was on the slowest core, as bars against the kernel time;
     for a CANN-Bench task, the vendor's measured time and whether the band allows a verdict."""
-    from copilot.costmodel import format_estimate
     from copilot.scoring import vendor_verdict
 
     timed = [c for c in report.cases if c.estimate is not None]
@@ -125,7 +126,7 @@ def render(report, console=None, baselines: dict | None = None) -> None:
             e = c.estimate
             result = "[cyan]timed[/]" if c.passed is None else "[green]pass[/]" if c.passed else "[red]FAIL[/]"
             table.add_row(c.id, result, _fmt(c.mere), _fmt(c.mare), _fmt(e.time_us) if e else "-",
-                          f"±{e.band:.0%}" if e and e.band is not None else "-",
+                          format_band(e.band) if e and e.band is not None else "-",
                           f"{e.roofline_fraction:.0%}" if e and e.roofline_fraction else "-",
                           e.bottleneck if e else "-", escape(c.failure_class or ""), escape(c.message[:120]))
         con.print()

@@ -59,7 +59,7 @@ class CostParams:
     scalar_access_cycles: float = 10.0
     launch_us: float = 4.0                 # kernel launch and completion, per kernel
     # the chip's fitted vector weights (`<Api>` or `<Api>.b16`/`.b32`, over API_WEIGHTS) and the
-    # error band per bound class (fraction: 0.35 = ±35 %), both from bench/calibrate.py
+    # error band per bound class (fraction: 0.35 = a factor 1.35 either way), both from bench/calibrate.py
     weights: dict = field(default_factory=dict)
     bands: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict, compare=False)
@@ -151,7 +151,7 @@ class Estimate:
     block_dim: int = 0
     unmodelled: int = 0                    # instructions without a cost: the estimate is incomplete
     hbm_us: float = 0.0                    # the slowest core's traffic through its share of HBM
-    # the error band of this estimate (fraction, 0.35 = ±35 %): held-out calibration residuals of
+    # the error band of this estimate (fraction, 0.35 = a factor 1.35 either way): held-out calibration residuals of
     # its bound class on this chip (docs/cost-model.md); None when the chip is not calibrated
     band: float | None = None
     # the slowest core's vector work per "<Api>.b<bits>": [instructions, 256-byte repeats]
@@ -169,7 +169,7 @@ class Estimate:
                 "est_band": self.band}
 
     def text(self) -> str:
-        """`12.70 µs est. (±35%)`: the figure with its provenance and its band."""
+        """`12.70 µs est. (×÷1.35)`: the figure with its provenance and its band."""
         return format_estimate(self.time_us, self.band)
 
 
@@ -246,9 +246,15 @@ def with_roofline(est: Estimate, t_hw_us: float, terms: dict | None = None) -> E
     return est
 
 
+def format_band(band: float) -> str:
+    """The band as the factor it is: `×÷1.35` (the measured time lies between est / 1.35 and
+    est × 1.35). A percentage would read as additive: "±241%" suggests negative times."""
+    return f"×÷{1.0 + band:.2f}"
+
+
 def format_estimate(time_us: float, band: float | None) -> str:
-    """An estimate as shown everywhere: `12.70 µs est. (±35%)`, the band left out when unknown."""
-    return f"{time_us:.2f} µs est." + (f" (±{band:.0%})" if band is not None else "")
+    """An estimate as shown everywhere: `12.70 µs est. (×÷1.35)`, the band left out when unknown."""
+    return f"{time_us:.2f} µs est." + (f" ({format_band(band)})" if band is not None else "")
 
 
 def band_range(time_us: float, band: float | None) -> tuple[float, float]:

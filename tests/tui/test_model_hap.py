@@ -64,3 +64,21 @@ def test_quick_twins_are_not_cases_of_the_benchmark(tmp_path):
     m.apply(CandidateEvaluated("s", candidate_id="r1-c1", status="passed", cases=cases, time_us=4.0))
     # cases 1 and 3 are the benchmark's; the twins 3q, 4q, 9q have no baseline and are not counted
     assert "2 of 4 cases judged" in m.best_score_text()
+
+
+def test_every_cell_fits_its_column(tmp_path):
+    """A leaderboard cell wider than its fixed column is cut on screen (`0.4` for `0.40 (0.18–0.70)`)."""
+    from rich.cells import cell_len
+
+    from tui.widgets.leaderboard import COLUMN_WIDTHS
+    task = _suite(tmp_path)
+    m = BoardModel()
+    m.apply(SessionStarted("s", task="mish", chip="910B2", backend="sim", agent="offline", task_path=str(task)))
+    m.apply(CandidateProposed("s", candidate=Candidate("r12-c10", "int a;", 12, "offline",
+                                                       strategy="L3.broadcast-strategy")))
+    cases = [{"id": k, "role": "performance", "est_us": v, "est_band": 2.41} for k, v in (("3", 1112.75), ("4", 4.0))]
+    m.apply(CandidateEvaluated("s", candidate_id="r12-c10", status="passed", cases=cases, time_us=1112.75))
+    cells = m.cells(m.rows["r12-c10"])
+    assert "×÷3.41" in cells[[k for _, k in COLUMNS].index("time")]
+    for (label, _), text in zip(COLUMNS, cells):
+        assert cell_len(text) <= COLUMN_WIDTHS[label], (label, text)

@@ -24,7 +24,7 @@ async def test_leaderboard_marks_estimates_and_failed_rows_in_words(make_app):
         board = app.screen.query_one(Leaderboard)
         assert board.visible_ids() == ["r1-c4", "r1-c2", "r1-c1", "r0-base", "r1-c3"]
         top = board.get_row("r1-c4")
-        assert top[0] == "1" and top[6] == "71.43 µs est. (±35%)" and top[7] == "1.40×"
+        assert top[0] == "1" and top[6] == "71.43 µs est. (×÷1.35)" and top[7] == "1.40×"
         assert board.get_row("r1-c3")[5] == "✗ build failed" and board.get_row("r1-c3")[0] == "—"
         progress = str(app.screen.query_one(ProgressChart).render())
         assert progress  # rendered without error

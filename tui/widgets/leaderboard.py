@@ -16,6 +16,12 @@ _STATUS_ORDER = {"passed": 0, "built": 1, "evaluating": 1, "proposed": 2, "incor
                  "build_failed": 5, "rejected_duplicate": 6, "no_code": 7}
 
 
+# Fixed widths (cells): wide enough for the longest text each column shows, e.g.
+# `1112.75 µs est. (×÷3.41)`, `0.40 (0.18–0.70)`, `broadcast-strategy`, `📌 to pin`.
+COLUMN_WIDTHS = {"rank": 4, "id": 7, "gen": 4, "origin": 8, "strategy": 18, "status": 14, "time": 24,
+                 "speedup": 7, "roof": 5, "HAP": 16, "marks": 11}
+
+
 class LiveCell:
     """A cell computed when drawn (rank, speedup): a new best re-ranks every row without touching
     any cell; DataTable draws only the visible rows."""
@@ -61,10 +67,8 @@ class Leaderboard(DataTable):
         self._selected: str | None = None
 
     def on_mount(self) -> None:
-        widths = {"rank": 4, "id": 7, "gen": 4, "origin": 8, "strategy": 14, "status": 14, "time": 22,
-                  "speedup": 7, "roof": 5, "marks": 11}
         for label, key in COLUMNS:
-            self.add_column(label, key=key, width=widths.get(label))
+            self.add_column(label, key=key, width=COLUMN_WIDTHS[label])
 
     def _update_dimensions(self, new_rows) -> None:
         """DataTable measures every cell of every new row to size auto-width columns; every column
