@@ -143,10 +143,8 @@ def _gm_memfd(t: torch.Tensor | None, nbytes: int, output: bool = False) -> tupl
         if os.fstat(fd).st_size != size:
             os.ftruncate(fd, size)
             fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
-        if t is not None and nbytes:
-            view, done = memoryview(_np_view(t)).cast("B"), 0
-            while done < nbytes:           # one copy, straight into the shared pages
-                done += os.pwrite(fd, view[done:done + (1 << 30)], pad + done)
+        if t is not None and nbytes:       # one copy, straight into the shared pages
+            _transfer(_write_range, fd, memoryview(_np_view(t)).cast("B"), pad)
     except BaseException:
         os.close(fd)
         raise
@@ -154,6 +152,52 @@ def _gm_memfd(t: torch.Tensor | None, nbytes: int, output: bool = False) -> tupl
 
 
 POISON_CHUNK = 1 << 20      # bytes compared at a time (the comparison stays in cache)
+SPLIT_BYTES = 16 << 20      # a transfer from this size runs in two threads (pwrite/preadv drop the GIL)
+
+
+def _write_range(fd: int, view: memoryview, offset: int) -> None:
+    done = 0
+    while done < len(view):
+        done += os.pwrite(fd, view[done:done + (1 << 30)], offset + done)
+
+
+def _read_range(fd: int, view: memoryview, offset: int) -> None:
+    done = 0
+    while done < len(view):
+        got = os.preadv(fd, [view[done:done + (1 << 30)]], offset + done)
+        if got <= 0:                       # sealed at its size: cannot happen
+            raise UnsafeFile(f"GM ended {len(view) - done} bytes early")
+        done += got
+
+
+def _in_two(first, second) -> None:
+    """first() here and second() in a helper thread, at once: a large copy then uses both cores of a
+    machine the launcher is not running on yet (or no longer). An error of either is raised here."""
+    failed: list[BaseException] = []
+
+    def other() -> None:
+        try:
+            second()
+        except BaseException as e:
+            failed.append(e)
+
+    helper = threading.Thread(target=other, name="cannsim-gm-copy")
+    helper.start()
+    try:
+        first()
+    finally:
+        helper.join()
+    if failed:
+        raise failed[0]
+
+
+def _transfer(move, fd: int, view: memoryview, offset: int) -> None:
+    """`move(fd, view, offset)` for the whole of `view`, a large one as two halves at once."""
+    if len(view) < SPLIT_BYTES:
+        move(fd, view, offset)
+        return
+    half = len(view) // 2 // PAGE * PAGE
+    _in_two(lambda: move(fd, view[:half], offset), lambda: move(fd, view[half:], offset + half))
 
 
 MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)   # Linux 5.14; the mmap module names it from 3.12
@@ -166,10 +210,19 @@ def _tensor_memory(nbytes: int) -> np.ndarray:
     if nbytes < HUGE_OUTPUT:
         return np.empty(nbytes, dtype=np.uint8)
     m = mmap.mmap(-1, nbytes, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    for advice in (getattr(mmap, "MADV_HUGEPAGE", None), MADV_POPULATE_WRITE):
-        if advice is not None:
-            with contextlib.suppress(OSError):
-                m.madvise(advice)
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        with contextlib.suppress(OSError):
+            m.madvise(mmap.MADV_HUGEPAGE)
+
+    def populate(lo: int, hi: int) -> None:
+        with contextlib.suppress(OSError):
+            m.madvise(MADV_POPULATE_WRITE, lo, hi - lo)
+
+    half = nbytes // 2 // HUGE_OUTPUT * HUGE_OUTPUT
+    if nbytes >= SPLIT_BYTES:              # zeroing the fresh pages is most of this: both cores
+        _in_two(lambda: populate(0, half), lambda: populate(half, nbytes))
+    else:
+        populate(0, nbytes)
     return np.frombuffer(m, dtype=np.uint8)       # the array keeps the mapping alive
 
 
@@ -188,13 +241,12 @@ def _read_tensor(fd: int, pad: int, spec: OutputSpec, count_written: bool = True
     size = _gm_size(pad, nbytes)
     if os.fstat(fd).st_size != size:
         raise UnsafeFile(f"{spec.name}: {os.fstat(fd).st_size} bytes of GM where {size} were mapped")
-    out, done = _tensor_memory(nbytes), 0
+    out = _tensor_memory(nbytes)
     arr = out.view(np_dtype)
-    while done < nbytes:
-        got = os.preadv(fd, [out[done:done + (1 << 30)]], pad + done)
-        if got <= 0:                       # sealed at its size: cannot happen
-            raise UnsafeFile(f"{spec.name}: GM ended {nbytes - done} bytes early")
-        done += got
+    try:
+        _transfer(_read_range, fd, memoryview(out), pad)
+    except UnsafeFile as e:
+        raise UnsafeFile(f"{spec.name}: {e}") from None
     written = 0
     if count_written:
         for lo in range(0, nbytes, POISON_CHUNK):
