@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -89,7 +90,8 @@ def _list(args, lessons) -> int:
         status = "✓ passed" if r["passed"] else ("… started" if r["attempts"] or r["hints_used"] else "· new")
         print(f"{r['number']:>2} {l.id:<34} {status:<12} {r['attempts']:>8}  {r['hints_used']:>5}  {r['minutes']:>7}")
         print(f"   {l.title}")
-    print("\nopen one: cannpilot learn N   ·   grade your own file: cannpilot learn N --check FILE")
+    print("\nminutes: time with the lesson open in the Learn screen (grading from a terminal is not timed)")
+    print("open one: cannpilot learn N   ·   grade your own file: cannpilot learn N --check FILE")
     return 0
 
 
@@ -166,7 +168,8 @@ def render_grade(g) -> str:
         lines.append("\ncases (times are cost-model ESTIMATES):")
         for c in g.cases:
             t = f"{c.est_us:.2f} µs est." if c.est_us else "-"
-            lines.append(f"  case {c.id}: {'pass' if c.passed else 'FAIL'}  {t}  {c.message[:100]}")
+            lines.append(f"  case {c.id}: {'pass' if c.passed else 'FAIL'}  {t}  "
+                         + textwrap.shorten(c.message, 100, placeholder=" …"))
         timed = [c for c in g.cases if c.est_us]
         if timed:
             c = timed[-1]

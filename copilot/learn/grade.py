@@ -175,11 +175,12 @@ def _grade(lesson: Lesson, text: str, chip: str, timeout: float | None, t0: floa
     findings: list[Finding] = []
     diags = [d for d in report.diagnostics if d.id not in _PACKAGING_ONLY]
     located_error = any(d.is_error and d.line for d in diags)
+    follow_on: dict[str, int] = {}
     for d in attach_cards(diags):
         if d.id in _FOLLOW_ON and located_error:
-            # e.g. output bytes that no copy accounts for, after an out-of-bounds copy: the same bug
-            findings.append(_finding(d.id, "info", d.message + " (most likely a consequence of the error "
-                                     "above; fix that first)", d.line, lines, d.cards, d.hint, blocking=False))
+            # e.g. output bytes that no copy accounts for, after an out-of-bounds copy: the same bug,
+            # said once, without a fix of its own (the located error's fix is the one to apply)
+            follow_on[d.id] = follow_on.get(d.id, 0) + 1
             continue
         required_absent = d.id in lesson.absent
         blocking = d.is_error or required_absent
@@ -187,6 +188,10 @@ def _grade(lesson: Lesson, text: str, chip: str, timeout: float | None, t0: floa
         if required_absent and not d.is_error:
             msg += " (this lesson is passed only when this rule is no longer reported)"
         findings.append(_finding(d.id, d.severity, msg, d.line, lines, d.cards, d.hint, blocking))
+    for rule, n in follow_on.items():
+        runs = f" in {n} runs" if n > 1 else ""
+        findings.append(Finding(rule, "info", f"reported{runs} as well, most likely a consequence of the error "
+                                "above: fix that first", blocking=False))
     cases = []
     for c in report.cases:
         e = c.estimate
