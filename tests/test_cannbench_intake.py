@@ -413,14 +413,18 @@ def test_a_twins_index_range_follows_the_dimension_it_indexes(tmp_path):
         cases:
         - {case_id: 1, input_shape: [[4097, 511], [2048, 511]], dtype: [float32, int32],
            value_range: [[-1000, 1000], [0, 4096]]}
+        - {case_id: 2, input_shape: [[363, 367, 373], [181, 367, 373]], dtype: [float32, int32],
+           value_range: [[-1000, 1000], [0, 362]]}
         """, "import torch\ndef probe_op(x, index):\n    return torch.gather(x, 0, index)\n")
     task = load_task(d)
     t = twin(task.case("1"))
-    assert t.is_quick and t.value_ranges[0] == (-1000, 1000)
+    assert t.is_quick and t.value_ranges[0] == (-1000, 1000)       # data: kept
     assert t.value_ranges[1] == (0, t.shapes[0][0] - 1)            # was [0, 4096]: out of bounds
     x, index = make_inputs(task, t)
     assert int(index.max()) < x.shape[0]
     reference(task, t, [x, index])                                  # the golden takes it
+    t2 = twin(task.case("2"))                                       # [0, 362] may index any of the dims
+    assert t2.value_ranges[1] == (0, min(t2.shapes[0]) - 1)
 
 
 def test_twins_selection_is_the_quick_tier_and_the_twins(task_dir):

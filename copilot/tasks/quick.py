@@ -69,19 +69,23 @@ def _map_shapes(shapes: list, mapping: dict[int, int]) -> list:
 
 
 def _index_ranges(case: Case, mapping: dict[int, int]) -> list:
-    """Value ranges of the twin: an integer input whose range ends at a size minus one (an index
-    into that dimension, as gather's or scatter's `[0, d - 1]`) ends at the shrunk size minus one,
-    so the twin's indices stay in bounds; every other range is kept."""
+    """Value ranges of the twin. An integer range [lo, hi] with lo >= 0 that ends at a size minus
+    one (an index, as gather's or scatter's `[0, d - 1]`) is kept inside every dimension it could
+    address: when a dimension larger than hi shrinks to hi or less, hi becomes the smallest such
+    new size minus one (the index may address any of them). Every other range is kept."""
     out = []
     for i, r in enumerate(case.value_ranges):
         dt = case.dtypes[i] if i < len(case.dtypes) else ""
         lo, hi = (list(r) + [None, None])[:2] if isinstance(r, (list, tuple)) else (None, None)
         if str(dt).startswith(("int", "uint")) and isinstance(hi, (int, float)) and hi == hi \
-                and float(hi).is_integer() and int(hi) + 1 in mapping:
-            new_hi = mapping[int(hi) + 1] - 1
-            out.append(type(r)([min(lo, new_hi) if isinstance(lo, (int, float)) else lo, new_hi]))
-        else:
-            out.append(r)
+                and float(hi).is_integer() and isinstance(lo, (int, float)) and lo >= 0 \
+                and int(hi) + 1 in mapping:
+            broken = [new for old, new in mapping.items() if old > hi >= new]
+            if broken:
+                new_hi = min(broken) - 1
+                out.append(type(r)([min(lo, new_hi), new_hi]))
+                continue
+        out.append(r)
     return out
 
 
