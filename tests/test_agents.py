@@ -457,3 +457,31 @@ async def test_generation_1_lists_the_cards_its_slice_left_out(task):
     assert "- L4.Gather: " in more and "- L4.Compare-Select: " in more and "TOOL read_card" in more
     shown = sent.split("## More cards")[0]
     assert all(f"- {cid}: " not in more for cid in re.findall(r"### \[([\w.-]+)\]", shown))
+
+
+def test_generation_1_shows_the_cards_of_the_goldens_own_operations(tmp_path):
+    from copilot.agents.llm import golden_ops, op_cards
+    from tests.test_cannbench_intake import _task
+
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          inputs: [{name: x, dtype: [float32]}, {name: index, dtype: [int32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[64, 32], [16, 32]], dtype: [float32, int32],
+           value_range: [[-1, 1], [0, 63]]}
+        """, "import torch\ndef probe_op(x, index):\n    return torch.gather(x, 0, index)\n")
+    task = load_task(d)
+    assert "gather" in golden_ops(task)
+    text = op_cards(task, ["L2.GATHER_OFFSET"], "910B2")
+    assert text.startswith("## Cards for the golden's operations (aten.gather -> L4.Gather)")
+    assert "### [L4.Gather]" in text and "### [L2.GATHER_OFFSET]" not in text     # shown already: not twice
+    assert op_cards(load_task(_task(tmp_path, """
+        operator:
+          name: Plain
+          inputs: [{name: x, dtype: [float32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, "cases:\n- {case_id: 1, input_shape: [[64]], dtype: [float32]}\n",
+        "import torch\ndef plain(x):\n    return torch.exp(x)\n", name="plain")), [], "910B2") == ""

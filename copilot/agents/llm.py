@@ -26,7 +26,9 @@ TOOLS_HELP = """\
 You may call tools before answering, one per line:
 TOOL build               compile your latest kernel and get its diagnostics
 TOOL run_quick_cases     build and run the quick correctness cases
-TOOL read_card <ID>      read a knowledge card (ids as in the knowledge above)
+TOOL read_card <ID>      read a knowledge card in full (ids as in the knowledge above or the list
+                         below; cards above are shown compact or as one line: the full card has
+                         every pair, field and limit, e.g. L4.Cast's per-chip pair table)
 TOOL show_diagnostics    the last diagnostics with their explaining cards
 TOOL show_pipe_profile   per-pipe busy times and the bottleneck of the last passing run
 Put your kernel in a ```cpp block in the same reply as the tool calls that should see it.
@@ -118,8 +120,9 @@ class LLMAgent:
 
     async def _tool_agent(self, task: Task, chip: str, trace: _Trace) -> None:
         slice_ = self._slice(task, "init", chip, round_=1)
-        msgs = prompts.generation_prompt(task, slice_.render(),
-                                         TOOLS_HELP + "\n\n" + card_catalogue(slice_.ids, chip))
+        extra = op_cards(task, slice_.ids, chip)
+        msgs = prompts.generation_prompt(task, slice_.render() + ("\n" + extra if extra else ""),
+                                         TOOLS_HELP + "\n\n" + card_catalogue(slice_.ids + _ids(extra), chip))
         used = 0
         for turn in range(self.schedule.max_tool_turns):
             reply = await self._ask(msgs, "init", "cake", 1)
@@ -293,3 +296,62 @@ def read_card(arg: str, chip: str) -> str:
     near, what = (hits, f"{len(hits)} match") if hits else (level, "cards of that level") if level else \
         ([c for c in cards if c.level in ("L3", "L4")], "the strategy and API cards")
     return f"[read_card {arg}] no such card; {what}: " + ", ".join(c.id for c in near[:60])
+
+
+# aten ops of a golden -> the cards a kernel for them needs, beyond its pattern's exemplar
+# (a gather is routed as elementwise: its slice would show Exp and Cast, not Gather).
+OP_CARDS = {
+    ("gather", "index_select", "take", "index", "embedding", "upsample_bilinear2d", "grid_sampler_3d"):
+        ("L4.Gather", "L2.GATHER_OFFSET"),
+    ("scatter_add", "scatter_add_", "scatter_reduce", "index_add", "index_add_", "nll_loss_forward",
+     "linalg_vector_norm", "norm"):
+        ("L4.Atomic-SyncAll", "L3.multicore-scalar-reduction"),
+    ("cummin", "cummax", "minimum", "maximum", "where", "eq", "ne", "lt", "le", "gt", "ge", "clamp",
+     "clamp_min", "clamp_max", "masked_fill", "argmax", "argmin", "sign", "isnan", "isinf"):
+        ("L4.Compare-Select", "L4.nan-inf-semantics"),
+    ("topk", "sort", "argsort", "_unique2", "unique_dim", "unique_consecutive", "kthvalue", "median"):
+        ("L4.sort-topk", "L2.API_PARAM"),
+    ("constant_pad_nd", "im2col", "pad", "reflection_pad2d"): ("L4.hl-layout",),
+    ("repeat", "repeat_interleave", "expand"): ("L3.broadcast-strategies",),
+}
+MAX_OP_CARDS = 4
+
+
+def golden_ops(task: Task) -> list[str]:
+    """The aten ops the golden runs on the smallest correctness case (as the oracle calls it);
+    [] when it cannot be run."""
+    try:
+        from copilot.oracle import make_inputs
+        from copilot.oracle.golden import golden_arguments
+        from knowledge.router import trace_golden
+
+        cases = task.quick_cases() or list(task.cases)
+        case = min(cases, key=lambda c: c.total_numel)
+        args, kwargs = golden_arguments(task, case, make_inputs(task, case))
+        tr = trace_golden(lambda: task.golden(*args, **kwargs), [], {})
+        return [] if tr.error else list(dict.fromkeys(tr.ops))
+    except Exception:                   # a golden we cannot run here: the pattern's slice stands
+        return []
+
+
+def op_cards(task: Task, shown: list[str], chip: str) -> str:
+    """The cards for the golden's own operations (a gather, a scan, a top-k) that the slice does
+    not hold, in full, at most MAX_OP_CARDS."""
+    from knowledge.cards import card_index
+
+    idx = card_index()
+    picked: list[tuple[str, str]] = []
+    for op in golden_ops(task):
+        for ops, ids in OP_CARDS.items():
+            if op in ops:
+                picked += [(cid, op) for cid in ids if cid in idx and cid not in shown
+                           and idx[cid].fits_chip(chip) and cid not in [p[0] for p in picked]]
+    picked = picked[:MAX_OP_CARDS]
+    if not picked:
+        return ""
+    return ("## Cards for the golden's operations (" + ", ".join(f"aten.{op} -> {cid}" for cid, op in picked)
+            + ")\n\n" + "\n\n".join(idx[cid].render("full") for cid, _ in picked) + "\n")
+
+
+def _ids(text: str) -> list[str]:
+    return re.findall(r"^### \[([\w.-]+)\]", text, re.M)
