@@ -38,11 +38,18 @@ def test_bench_rejects_a_suite_that_is_not_a_directory(tmp_path, cli):
 
 
 def test_a_task_the_lowering_cannot_serve_is_infeasible_with_the_reason(tmp_path, cli):
-    code, out, err = cli("bench", "--tasks", "mse_loss", "--rounds", "1", "--variants", "1",
+    from tests.conftest import VALID_TASK
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copytree(VALID_TASK, suite / VALID_TASK.name)
+    golden = suite / VALID_TASK.name / "golden.py"       # a scan: outside the lowering's patterns
+    golden.write_text(f"import torch\n\n\ndef {VALID_TASK.name}(x, **kw):\n    return torch.cumsum(x, dim=-1)\n")
+    code, out, err = cli("bench", "--suite", str(suite), "--rounds", "1", "--variants", "1",
                          "-o", str(tmp_path / "report"), "--json")
     assert code == 0
     row = json.loads(out)["tasks"][0]
     assert row["feasible"] is False
-    assert "no baseline" in row["reason"] and "mse_loss" in row["reason"], row["reason"]
+    assert "no baseline" in row["reason"] and "cumsum" in row["reason"], row["reason"]
     assert row["candidates"] == 0           # proposals without code never reach the evaluator
     assert json.loads((tmp_path / "report.json").read_text())["complete"] is True

@@ -71,7 +71,12 @@ def lower(task, chip: str = "910B2", knobs: dict | None = None) -> LoweredKernel
     if getattr(profile, "arch", 2201) == 2002:
         raise Unsupported(f"{task.name}: chip {profile.name} (arch 2002) has no DataCopyPad, which every "
                           "lowered kernel uses for unaligned rows and tails")
-    source = Emitter(plan, k, profile.name).emit()
+    from copilot.lowering.movement import MovementPlan, render
+
+    if isinstance(plan, MovementPlan):
+        source = render(plan, k)
+    else:
+        source = Emitter(plan, k, profile.name).emit()
     notes = [f"pattern {plan.pattern}; {len(plan.programs)} variant(s); reduction rule "
              f"{plan.axis_rule or 'none (elementwise)'}"]
     for cid, why in plan.unserved.items():

@@ -415,6 +415,14 @@ class _Builder:
             if name == "mean":
                 r = self.op("div", r, self.reduced_len())
             return r
+        if name == "mse_loss":
+            # reduction: 0 none, 1 mean, 2 sum (over every element)
+            red = n.args[2] if len(n.args) > 2 else n.kwargs.get("reduction", 1)
+            sq = self.op("sq", self.op("sub", self.arg(n, 0), self.arg(n, 1)))
+            if red == 0:
+                return sq
+            total = self.reduction(n, sq, None, "rsum")
+            return self.op("div", total, self.reduced_len()) if red == 1 else total
         if name in ("argmax", "argmin"):
             dim = n.args[1] if len(n.args) > 1 else n.kwargs.get("dim")
             if dim is None:

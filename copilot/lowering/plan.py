@@ -58,6 +58,11 @@ class Plan:
 
 
 def build_plan(task) -> Plan:
+    from copilot.lowering.movement import plan_movement
+
+    moved = plan_movement(task)       # a pure layout transform: its own data-movement kernel
+    if moved is not None:
+        return moved
     _check_dtypes(task)
     cap: Capture = capture(task)
     per_case: list[Program] = [None] * len(task.cases)
@@ -196,6 +201,8 @@ def _axis_rule(task, progs: list[Program]):
             raise Unsupported(f"{task.name}: the group count of group_norm is not an int attr")
         return ("group", attrs.pop())
     facts = [(len(p.main_shape), p.reduce_dims) for p in progs]
+    if all(tuple(d) == tuple(range(r)) for r, d in facts) and len({r for r, _ in facts}) > 1:
+        return ("all",)      # every element to one value, whatever the rank
     ks = {len(d) for _, d in facts}
     if len(ks) == 1:
         k = ks.pop()
@@ -295,7 +302,9 @@ def layout(plan: Plan, case) -> dict:
         return {"mode": "rows", "outer": p_shape[:2], "R": math.prod(p_shape[2:]), "inner": 1,
                 "segRows": p_shape[1] // G}
     r = len(p_shape)
-    if rule[0] == "last":
+    if rule[0] == "all":
+        a, k = 0, r
+    elif rule[0] == "last":
         a, k = r - rule[1], rule[1]
     else:
         a, k = case.attrs[rule[1]] % r, 1

@@ -853,6 +853,10 @@ def tiling_func(em, T: str) -> str:
     w("    uint64_t segRows = 1;")
     if rule is None:
         w("    // elementwise: the last dim is the row; merged below with contiguous neighbours")
+    elif rule[0] == "all":
+        w("    // every element reduces to one value")
+        w("    axis = 0;")
+        w("    axisLen = mainRank;")
     elif rule[0] == "last":
         w(f"    axis = mainRank - {rule[1]};")
         w(f"    axisLen = {rule[1]};")
