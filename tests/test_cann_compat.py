@@ -26,13 +26,18 @@ from copilot.backends.sim.build import CXX_FLAGS, DEVICE_MARK, INCLUDE_DIR  # no
 from copilot.backends.sim.units import split_units  # noqa: E402
 from copilot.tasks import load_task  # noqa: E402
 
+from tests.cann_compat_forms import REFERENCE_FORMS  # noqa: E402
+
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required")
 
 # (api, form, call, accepted). Calls see: LocalTensor<float> f, g; LocalTensor<half> h;
 # LocalTensor<uint8_t> u8; LocalTensor<int16_t> i16; GlobalTensor<float> gm; uint64_t m[2];
 # const uint64_t cm[2]; BinaryRepeatParams bp; UnaryRepeatParams up; uint8_t r8.
-# Verdicts from the API reference (06_API参考, SIMD API): the level-0 forms take a non-const
-# `uint64_t mask[]` or `uint64_t mask` and a `const uint8_t repeatTime`; scalars have the tensor's type.
+# Verdicts from the API reference (06_API参考, SIMD API): most level-0 forms take a non-const
+# `uint64_t mask[]` or `uint64_t mask` and a `const uint8_t repeatTime`; Cast, Compare, Compares and
+# MulAddDst take `const uint64_t mask[]`; the whole-row and block reductions (WholeReduce*, BlockReduce*,
+# PairReduceSum, RepeatReduceSum) take `const uint64_t mask[]` and an `int32_t repeatTime` (checked at run
+# time); scalars have the tensor's type. Every other form is in tests/cann_compat_forms.py.
 DEVICE_FORMS = [
     ("Add", "count", "AscendC::Add(f, f, g, 64)", True),
     ("Add", "mask bits", "AscendC::Add(f, f, g, m, r8, bp)", True),
@@ -57,11 +62,13 @@ DEVICE_FORMS = [
     ("Duplicate", "mask bits, const array", "AscendC::Duplicate(f, 1.0f, cm, r8, (uint16_t)1, (uint8_t)8)", False),
     ("Cast", "count", "AscendC::Cast(h, f, AscendC::RoundMode::CAST_ROUND, 64)", True),
     ("Cast", "mask bits", "AscendC::Cast(h, f, AscendC::RoundMode::CAST_ROUND, m, r8, up)", True),
-    ("Cast", "mask bits, const array", "AscendC::Cast(h, f, AscendC::RoundMode::CAST_ROUND, cm, r8, up)", False),
+    ("Cast", "mask bits, const array", "AscendC::Cast(h, f, AscendC::RoundMode::CAST_ROUND, cm, r8, up)", True),
     ("Cast", "without RoundMode", "AscendC::Cast(h, f, 64)", False),
     ("Compare", "count", "AscendC::Compare(u8, f, g, AscendC::CMPMODE::LT, 64)", True),
     ("Compare", "mask bits", "AscendC::Compare(u8, f, g, AscendC::CMPMODE::LT, m, r8, bp)", True),
-    ("Compare", "mask bits, const array", "AscendC::Compare(u8, f, g, AscendC::CMPMODE::LT, cm, r8, bp)", False),
+    ("Compare", "mask bits, const array", "AscendC::Compare(u8, f, g, AscendC::CMPMODE::LT, cm, r8, bp)", True),
+    ("WholeReduceSum", "mask bits, const array, int32 repeat", "AscendC::WholeReduceSum(f, g, cm, 300, 1, 1, 8)", True),
+    ("BlockReduceMax", "mask bits, const array, int32 repeat", "AscendC::BlockReduceMax(f, g, 300, cm, 1, 1, 8)", True),
     ("Select", "mask bits", "AscendC::Select(f, u8, f, g, AscendC::SELMODE::VSEL_TENSOR_TENSOR_MODE, m, r8, bp)",
      True),
     ("Select", "mask bits, const array",
@@ -79,6 +86,14 @@ DEVICE_FORMS = [
      "AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0})", True),
     ("DataCopyPad", "UB to GM ext params", "AscendC::DataCopyPad(gm, f, AscendC::DataCopyExtParams{1, 32, 0, 0, 0})",
      True),
+    # MASK_PLACEHOLDER_LIST is a constexpr array in the real headers: it fits the const mask[] forms only.
+    ("Cast", "isSetMask=false, MASK_PLACEHOLDER_LIST",
+     "AscendC::Cast<B, A, false>(h, f, AscendC::RoundMode::CAST_ROUND, AscendC::MASK_PLACEHOLDER_LIST, r8, up)", True),
+    ("Compare", "isSetMask=false, MASK_PLACEHOLDER_LIST",
+     "AscendC::Compare<A, uint8_t, false>(u8, f, g, AscendC::CMPMODE::LT, AscendC::MASK_PLACEHOLDER_LIST, r8, bp)", True),
+    ("Add", "isSetMask=false, MASK_PLACEHOLDER_LIST", "AscendC::Add<A, false>(f, f, g, AscendC::MASK_PLACEHOLDER_LIST, r8, bp)",
+     False),
+    ("Add", "isSetMask=false, MASK_PLACEHOLDER", "AscendC::Add<A, false>(f, f, g, AscendC::MASK_PLACEHOLDER, r8, bp)", True),
     ("GetBlockIdx", "no arguments", "AscendC::GetBlockIdx()", True),
     ("PipeBarrier", "PIPE_V", "AscendC::PipeBarrier<PIPE_V>()", True),
 ]
@@ -102,6 +117,9 @@ HOST_FORMS = [
     ("GetCoreNumAiv", "platform", "plat.GetCoreNumAiv()", True),
     ("GetCoreMemSize", "UB", "plat.GetCoreMemSize(platform_ascendc::CoreMemType::UB, u64)", True),
     ("GetSizeByDataType", "ge", "ge::GetSizeByDataType(ge::DT_FLOAT16)", True),
+    ("SoftMaxFlashV2TilingFunc", "library tiling",
+     "AscendC::SoftMaxFlashV2TilingFunc(std::declval<ge::Shape&>(), 2u, 4u, 1024u, "
+     "std::declval<AscendC::tiling::SoftMaxTiling&>(), false)", True),
 ]
 
 
@@ -133,23 +151,52 @@ def _verdicts(forms, text: str, tmp_path: Path, name: str) -> list[str]:
     return wrong
 
 
+_DEVICE_PRELUDE = (DEVICE_MARK + '\n#include "kernel_operator.h"\n#include <type_traits>\n#include <utility>\n'
+                   "template <class A, class X> using Dep = std::conditional_t<sizeof(A) != 0, X, void>;\n")
+_DEVICE_PARAMS = ", ".join(
+    ["AscendC::LocalTensor<A> f", "AscendC::LocalTensor<A> g", "AscendC::LocalTensor<B> h"]
+    + [f"AscendC::LocalTensor<Dep<A, {t}>> {v}" for v, t in
+       (("u8", "uint8_t"), ("i16", "int16_t"), ("u16", "uint16_t"), ("u32", "uint32_t"), ("i32", "int32_t"),
+        ("i8", "int8_t"), ("bl", "bool"))]
+    + ["AscendC::GlobalTensor<A> gm", "AscendC::GlobalTensor<Dep<A, int32_t>> gi32", "Dep<A, uint64_t>* m",
+       "const Dep<A, uint64_t>* cm", "Dep<A, AscendC::BinaryRepeatParams> bp", "Dep<A, AscendC::UnaryRepeatParams> up",
+       "Dep<A, uint8_t> r8"])
+
+
+def _reference_forms() -> list[tuple[str, str, str, bool]]:
+    """(api, form, call, accepted) for every row of the reference table: a form the emulator has is
+    accepted, a gap is still refused, and a non-const `mask[]` refuses a const array."""
+    out = []
+    for api, call, gap, nonconst in REFERENCE_FORMS:
+        if call is None:
+            continue
+        out.append((api, f"gap: {gap}" if gap else call, "AscendC::" + call, gap is None))
+        if nonconst and gap is None:
+            out.append((api, f"{call} with a const mask array", "AscendC::" + call.replace("(f, ", "(f, ", 1)
+                        .replace(", m,", ", cm,"), False))
+    return out
+
+
 def test_device_forms_are_accepted_as_the_reference_says(tmp_path):
-    prelude = (DEVICE_MARK + '\n#include "kernel_operator.h"\n'
-               "#include <type_traits>\n"
-               "template <class A, class X> using Dep = std::conditional_t<sizeof(A) != 0, X, void>;\n")
-    params = ("AscendC::LocalTensor<A> f, AscendC::LocalTensor<A> g, AscendC::LocalTensor<B> h, "
-              "AscendC::LocalTensor<Dep<A, uint8_t>> u8, AscendC::LocalTensor<Dep<A, int16_t>> i16, "
-              "AscendC::GlobalTensor<A> gm, Dep<A, uint64_t>* m, const Dep<A, uint64_t>* cm, "
-              "Dep<A, AscendC::BinaryRepeatParams> bp, Dep<A, AscendC::UnaryRepeatParams> up, Dep<A, uint8_t> r8")
-    unit = _probe_unit(DEVICE_FORMS, prelude, params, "float, half")
+    forms = DEVICE_FORMS + _reference_forms()
+    unit = _probe_unit(forms, _DEVICE_PRELUDE, _DEVICE_PARAMS, "float, half")
     unit += "".join(f"static_assert(sizeof(::{n}) > 0, \"{n} in the global scope\");\n" for n in DEVICE_NAMES)
     unit += "".join(f"static_assert({k} == {v}, \"{k} is the code {v}\");\n" for k, v in DEVICE_CODES.items())
-    assert _verdicts(DEVICE_FORMS, unit, tmp_path, "device_forms.cpp") == []
+    assert _verdicts(forms, unit, tmp_path, "device_forms.cpp") == []
+
+
+def test_the_reference_table_covers_every_emulated_api():
+    from copilot.backends.sim.api_registry import registry
+    emulated = {e.name for e in registry().entries if e.status == "emulated"}
+    covered = {api for api, *_ in REFERENCE_FORMS} | {api for api, *_ in HOST_FORMS}
+    assert emulated - covered == set()
+    # Every device name in the table is one the emulator defines, so a renamed API fails here too.
+    assert {api for api, *_ in REFERENCE_FORMS} - emulated == set()
 
 
 def test_host_forms_are_accepted_as_the_reference_says(tmp_path):
     prelude = ('#include "register/op_def_registry.h"\n#include "tiling/platform/platform_ascendc.h"\n'
-               '#include "tiling/tiling_api.h"\nstruct Td { uint32_t n; };\n')
+               '#include "tiling/tiling_api.h"\n#include <utility>\nstruct Td { uint32_t n; };\n')
     params = "A* ctx, B plat, uint64_t& u64"
     unit = _probe_unit(HOST_FORMS, prelude, params, "gert::TilingContext, platform_ascendc::PlatformAscendC")
     # The host sees ge's enums, not the device's code macros.
@@ -288,3 +335,11 @@ def test_the_opdef_is_checked_against_the_proto(relu):
     b = build(wrong, relu, ["float32", "float32"])
     assert not b.ok and _ids(b).get("L4.OPDEF_MISMATCH") == ("error", _line(wrong, "class ReluCustom"))
     assert "input 'x' of task relu is missing" in b.diagnostics[0].message
+
+
+def test_libc_math_in_device_code_is_reported(relu):
+    text = _kernel(body="float s = sqrtf(2.0f) + std::exp(0.0f);\n    AscendC::Duplicate(f, s, 64);")
+    b = build(text, relu, ["float32", "float32"])
+    got = sorted((d.api, d.severity, d.line) for d in b.diagnostics if d.id == "L4.DEVICE_LIBC")
+    line = _line(text, "sqrtf(2.0f)")
+    assert b.ok and got == [("exp", "info", line), ("sqrtf", "info", line)], got

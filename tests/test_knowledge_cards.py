@@ -33,7 +33,7 @@ CONSTRAINT_IDS = [
     # evaluator integrity (issue 24)
     "RUN.INTEGRITY",
     # building the halves as CANN builds them (issue 23)
-    "L4.SPLIT_UNIT", "L4.NAME_CLASH", "L4.OPDEF_MISSING", "L4.OPDEF_MISMATCH",
+    "L4.SPLIT_UNIT", "L4.NAME_CLASH", "L4.OPDEF_MISSING", "L4.OPDEF_MISMATCH", "L4.DEVICE_LIBC",
     "PREC.nan_inf_introduced", "PREC.zero_output", "PREC.localized_outlier", "PREC.systematic_drift",
     "PREC.small_value_error",
 ]

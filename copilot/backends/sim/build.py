@@ -28,7 +28,7 @@ from copilot.diagnostics import Diagnostic
 from copilot.dtypes import dtype as lookup_dtype
 from copilot.errors import BadInput
 from copilot.backends.sim import policy
-from copilot.backends.sim.units import strip_comments, split_units, SplitError
+from copilot.backends.sim.units import device_libc_calls, strip_comments, split_units, SplitError
 from copilot.backends.sim.opdef import check_opdef
 from copilot import sandbox
 
@@ -72,6 +72,8 @@ HINTS = {
                      "tiling data (before the registered struct) or duplicate it",
     "L4.NAME_CLASH": "the AscendC headers already put this name in the global or AscendC scope (as on CANN): "
                      "rename your type, e.g. <Op>TilingData or <Op>CustomTiling",
+    "L4.DEVICE_LIBC": "compute the value in the host TilingFunc and pass it in the tiling data, or use the "
+                      "vector APIs (Sqrt, Exp, Ln on a LocalTensor); on Atlas 350 AscendC::Std::sqrt / abs",
 }
 
 # Names only one side of a CANN op project declares: a device unit that uses a host name (or the
@@ -618,6 +620,10 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
                                                        "cannot be told apart", 0, HINTS["CPP.COMPILE"])],
                      chip=chip.name, source_path=path, entry=entry.name)
     registration = check_opdef(text, units, task, camel(entry.name))
+    registration += [Diagnostic("L4.DEVICE_LIBC", "info", f"{name}() in device code is the C math library, "
+                                "which the AscendC device API does not document: CANN's device compiler may "
+                                "refuse it", line, HINTS["L4.DEVICE_LIBC"], api=name)
+                     for name, line in device_libc_calls(units)]
     if any(d.is_error for d in registration):
         return Build(ok=False, diagnostics=registration, chip=chip.name, source_path=path, entry=entry.name)
     op_names = [getattr(task, "op_name", ""), camel(entry.name), camel(getattr(task, "name", ""))]

@@ -186,3 +186,28 @@ def split_units(source: str) -> Units:
                  tiling_struct=tiling[2] if tiling else "", legacy_tiling=bool(tiling and tiling[3]),
                  ops_blocks=[(s, e) for s, e, ns in blocks if ns == "ops"],
                  shared_lines=sorted(i + 1 for i in tiling_lines))
+
+
+# The C math library in device scalar code. The AscendC API reference documents no libc on the
+# device: its scalar math is AscendC::Std::min/max (A2 and Atlas 350) and Std::abs/sqrt (Atlas 350
+# only); whether CANN's device compiler links sqrtf and the like is unverified.
+_LIBC_MATH = ("sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "pow", "fabs", "sin", "cos", "tan",
+              "tanh", "sinh", "cosh", "asin", "acos", "atan", "atan2", "erf", "erfc", "floor", "ceil", "round",
+              "trunc", "fmod", "cbrt", "hypot", "fmin", "fmax", "lround", "rint", "nearbyint")
+_LIBC_CALL = re.compile(r"(?<![\w.>])(?:(?:::)?std::|::)?\b((?:" + "|".join(_LIBC_MATH) + r")[fl]?)\s*\(")
+
+
+def device_libc_calls(units: Units) -> list[tuple[str, int]]:
+    """(name, line) of each C math library call in the device half, first per name; a function of
+    the candidate's own of that name (or a member call) is not one."""
+    code = strip_comments(units.device)
+    own = set(re.findall(r"\b(\w+)\s*\([^;{}()]*\)\s*(?:const\s*)?\{", code))
+    out, seen = [], set()
+    for m in _LIBC_CALL.finditer(code):
+        name = m.group(1)
+        before = code[max(0, m.start() - 9):m.start()]
+        if name in own or name in seen or before.endswith("Std::") or re.search(r"\w::$", before):
+            continue
+        seen.add(name)
+        out.append((name, line_at(code, m.start())))
+    return out

@@ -140,7 +140,7 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
 }
 template <typename T, typename U, bool isSetMask = true>
 inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
-                 uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {
+                 const uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {
     cannsim::Operand ops[2] = {cannsim::operand("dst", dst, true), cannsim::operand("src", src)};
     cannsim::set_unary_strides(ops, params);
     const uint32_t es = sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U);

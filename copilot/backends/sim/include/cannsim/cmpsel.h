@@ -117,7 +117,7 @@ inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const
 }
 template <typename T, typename U, bool isSetMask = true>
 inline void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1, CMPMODE cmpMode,
-                    uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams& params, CANNSIM_LOC) {
+                    const uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams& params, CANNSIM_LOC) {
     cannsim::Operand ops[2] = {cannsim::operand("src0", src0), cannsim::operand("src1", src1)};
     ops[0].blk = params.src0BlkStride; ops[0].rep = params.src0RepStride;
     ops[1].blk = params.src1BlkStride; ops[1].rep = params.src1RepStride;
@@ -135,14 +135,25 @@ inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, cons
     const auto s = cannsim::to_calc<T>(src1Scalar);
     cannsim::run_compare<T>("Compares", dst, ops, 1, cannsim::count_lanes(count), cmpMode, loc, [s](uint64_t) { return s; });
 }
-template <typename T, typename U, bool isSetMask = true>
-inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
-                     uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {
+// Both mask forms of Compares (M: uint64_t for the continuous mask, const uint64_t* for the bits).
+template <typename T, typename U, bool isSetMask, typename M>
+inline void compares_masked(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
+                            M mask, const uint8_t repeatTime, const UnaryRepeatParams& params, cannsim::SrcLoc loc) {
     cannsim::Operand ops[1] = {cannsim::operand("src0", src0)};
     ops[0].blk = params.srcBlkStride; ops[0].rep = params.srcRepStride;
     auto L = cannsim::mask_lanes("Compares", mask, repeatTime, isSetMask, sizeof(T), true, loc);
     const auto s = cannsim::to_calc<T>(src1Scalar);
     cannsim::run_compare<T>("Compares", dst, ops, 1, L, cmpMode, loc, [s](uint64_t) { return s; });
+}
+template <typename T, typename U, bool isSetMask = true>
+inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
+                     uint64_t mask, const uint8_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {
+    compares_masked<T, U, isSetMask>(dst, src0, src1Scalar, cmpMode, mask, repeatTime, params, loc);
+}
+template <typename T, typename U, bool isSetMask = true>
+inline void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,
+                     const uint64_t mask[], const uint8_t repeatTime, const UnaryRepeatParams& params, CANNSIM_LOC) {
+    compares_masked<T, U, isSetMask>(dst, src0, src1Scalar, cmpMode, mask, repeatTime, params, loc);
 }
 template <typename T, typename U>
 inline void CompareScalar(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T src1Scalar, CMPMODE cmpMode,

@@ -51,7 +51,7 @@ template <typename T, typename C> inline C wrap_as(C v) {
 
 }  // namespace cannsim
 
-#define CANNSIM_ACCUM_API(NAME, EXPR)                                                                      \
+#define CANNSIM_ACCUM_API(NAME, MASK_Q, EXPR)                                                                    \
     template <typename T, typename U = T, bool isSetMask = true>                                           \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1,    \
                      const int32_t& count, CANNSIM_LOC) {                                                  \
@@ -71,7 +71,7 @@ template <typename T, typename C> inline C wrap_as(C v) {
     }                                                                                                      \
     template <typename T, typename U = T, bool isSetMask = true>                                           \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<U>& src0, const LocalTensor<U>& src1,    \
-                     uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams& params,    \
+                     MASK_Q uint64_t mask[], const uint8_t repeatTime, const BinaryRepeatParams& params, \
                      CANNSIM_LOC) {                                                                        \
         cannsim::Operand ops[3] = {cannsim::operand("dst", dst, true), cannsim::operand("src0", src0),     \
                                    cannsim::operand("src1", src1)};                                        \
@@ -83,10 +83,10 @@ template <typename T, typename C> inline C wrap_as(C v) {
 namespace AscendC {
 
 // @api AddRelu SubRelu FusedMulAdd MulAddDst Axpy GetBitCount CountLeadingZero CountBitsCntSameAsSignBit GetSFFValue
-CANNSIM_ACCUM_API(AddRelu, cannsim::relu_keep_nan(cannsim::wrap_as<T>(a + b)))
-CANNSIM_ACCUM_API(SubRelu, cannsim::relu_keep_nan(cannsim::wrap_as<T>(a - b)))
-CANNSIM_ACCUM_API(FusedMulAdd, a * d + b)
-CANNSIM_ACCUM_API(MulAddDst, a * b + d)
+CANNSIM_ACCUM_API(AddRelu, , cannsim::relu_keep_nan(cannsim::wrap_as<T>(a + b)))
+CANNSIM_ACCUM_API(SubRelu, , cannsim::relu_keep_nan(cannsim::wrap_as<T>(a - b)))
+CANNSIM_ACCUM_API(FusedMulAdd, , a * d + b)
+CANNSIM_ACCUM_API(MulAddDst, const, a * b + d)
 
 template <typename T, typename U = T, bool isSetMask = true>
 inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& scalarValue, const int32_t& count,
