@@ -31,6 +31,7 @@
 #include "cannsim/hl_norm_ext.h"
 #include "cannsim/hl_softmax_ext.h"
 #include "cannsim/cmp_register.h"
+#include "cannsim/trans_data.h"
 
 // Old intrinsic spellings of the sync instructions.
 inline void set_flag(pipe_t src, pipe_t dst, int id, CANNSIM_LOC) {

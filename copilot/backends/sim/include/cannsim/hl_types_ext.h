@@ -8,8 +8,8 @@
 
 namespace AscendC {
 
-// Data layouts named by the library APIs (LayerNormGradShapeInfo, TransDataConfig).
-enum class DataFormat { ND = 0, NCDHW, NDC1HWC0 };
+// Data layouts named by the library APIs (LayerNormGradShapeInfo, TransDataConfig), in the reference's order.
+enum class DataFormat : uint8_t { ND = 0, NZ, NCHW, NC1HWC0, NHWC, NCDHW, NDC1HWC0, FRACTAL_Z_3D };
 
 struct PadParams {
     uint16_t leftPad = 0;

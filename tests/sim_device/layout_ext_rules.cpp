@@ -1,0 +1,187 @@
+// Rule scenarios of TransDataTo5HD and TransData for tests/test_sim_api_layout.py. Each scenario sits
+// after a "// SCENARIO: name" marker; every line that must be reported carries "// EXPECT: <id>"
+// and nothing else may be reported.
+// Usage: layout_ext_rules SCENARIO ARCH
+#include <string>
+#include "kernel_operator.h"
+
+using namespace AscendC;
+
+struct Ub {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b, t;
+    Ub() { pipe.InitBuffer(a, 16384); pipe.InitBuffer(b, 16384); pipe.InitBuffer(t, 16384); }
+};
+
+template <typename T> static void lists(Ub& u, LocalTensor<T> (&d)[16], LocalTensor<T> (&s)[16], uint32_t skew = 0) {
+    const uint32_t per = 32 / sizeof(T);
+    for (int i = 0; i < 16; ++i) { d[i] = u.b.Get<T>()[per * i + (i == 5 ? skew : 0)]; s[i] = u.a.Get<T>()[per * i]; }
+}
+
+static constexpr TransDataConfig kToNdc = {DataFormat::NCDHW, DataFormat::NDC1HWC0};
+static constexpr TransDataConfig kToFz = {DataFormat::NCDHW, DataFormat::FRACTAL_Z_3D};
+static constexpr TransDataConfig kNdToNz = {DataFormat::ND, DataFormat::NZ};
+
+// SCENARIO: clean_calls
+static void clean_calls() {
+    Ub u;
+    LocalTensor<half> d[16], s[16];
+    lists(u, d, s);
+    TransDataTo5HD<half>(d, s, {false, false, 4, 16, 16});
+    LocalTensor<int8_t> d8[16], s8[16];
+    lists(u, d8, s8);
+    TransDataTo5HD<int8_t>(d8, s8, {true, true, 1, 0, 0});
+    uint64_t da[16], sa[16];
+    for (int i = 0; i < 16; ++i) { da[i] = u.b.Get<float>()[8 * i].GetPhyAddr(); sa[i] = u.a.Get<float>()[8 * i].GetPhyAddr(); }
+    TransDataTo5HD<float>(da, sa, {false, false, 2, 16, 16});
+    auto ncdhw = MakeLayout(MakeShape(2, 20, 1, 3, 5), MakeStride());
+    auto ndc = MakeLayout(MakeShape(2, 1, 2, 3, 5, 16), MakeStride());
+    TransDataParams<decltype(ncdhw), decltype(ndc)> p = {ncdhw, ndc};
+    TransData<kToNdc>(u.b.Get<half>(), u.a.Get<half>(), u.t.Get<uint8_t>(), p);
+    TransData<kToNdc>(u.b.Get<half>(), u.a.Get<half>(), p);
+}
+
+// SCENARIO: t5hd_align
+static void t5hd_align() {
+    Ub u;
+    LocalTensor<half> d[16], s[16];
+    lists(u, d, s, 8);
+    TransDataTo5HD<half>(d, s, {false, false, 1, 0, 0});  // EXPECT: L2.ALIGN_32B
+}
+
+// SCENARIO: t5hd_repeat_past_buffer
+static void t5hd_repeat_past_buffer() {
+    Ub u;
+    LocalTensor<half> d[16], s[16];
+    lists(u, d, s);
+    TransDataTo5HD<half>(d, s, {false, false, 40, 16, 16});  // EXPECT: L2.UB_BOUNDS
+}
+
+// SCENARIO: t5hd_one_repeat_starts_a_stride_in
+static void t5hd_one_repeat_starts_a_stride_in() {
+    Ub u;
+    LocalTensor<half> d[16], s[16];
+    for (int i = 0; i < 16; ++i) { d[i] = u.b.Get<half>()[16 * i]; s[i] = u.a.Get<half>()[16 * 16 * 31 + 16 * i]; }
+    TransDataTo5HD<half>(s, d, {false, false, 2, 0, 16});
+    TransDataTo5HD<half>(d, s, {false, false, 1, 16, 16});  // EXPECT: L2.UB_BOUNDS
+}
+
+// SCENARIO: t5hd_address_in_no_buffer
+static void t5hd_address_in_no_buffer() {
+    Ub u;
+    uint64_t da[16], sa[16];
+    for (int i = 0; i < 16; ++i) { da[i] = u.b.Get<half>()[16 * i].GetPhyAddr(); sa[i] = u.a.Get<half>()[16 * i].GetPhyAddr(); }
+    sa[3] = u.t.Get<half>().GetPhyAddr() + 16384 + 4096;
+    TransDataTo5HD<half>(da, sa, {false, false, 1, 0, 0});  // EXPECT: L2.UB_BOUNDS
+}
+
+// SCENARIO: t5hd_bf16_a2
+static void t5hd_bf16_a2() {
+    Ub u;
+    LocalTensor<bfloat16_t> d[16], s[16];
+    lists(u, d, s);
+    TransDataTo5HD<bfloat16_t>(d, s, {false, false, 1, 0, 0});  // EXPECT: L2.DTYPE_UNSUPPORTED
+}
+
+// SCENARIO: t5hd_bf16_950
+static void t5hd_bf16_950() {
+    Ub u;
+    LocalTensor<bfloat16_t> d[16], s[16];
+    lists(u, d, s);
+    TransDataTo5HD<bfloat16_t>(d, s, {false, false, 1, 0, 0});
+}
+
+// SCENARIO: t5hd_address_tensor_short
+static void t5hd_address_tensor_short() {
+    Ub u;
+    LocalTensor<uint64_t> d = u.t.Get<uint64_t>()[2040], s = u.t.Get<uint64_t>()[0];
+    for (int i = 0; i < 16; ++i) s.SetValue(i, u.a.Get<half>()[16 * i].GetPhyAddr());
+    TransDataTo5HD<half>(d, s, {false, false, 1, 0, 0});  // EXPECT: L2.UB_BOUNDS
+}
+
+// SCENARIO: trans_data_c1_mismatch
+static void trans_data_c1_mismatch() {
+    Ub u;
+    auto ncdhw = MakeLayout(MakeShape(1, 20, 1, 4, 4), MakeStride());
+    auto ndc = MakeLayout(MakeShape(1, 1, 1, 4, 4, 16), MakeStride());
+    TransDataParams<decltype(ncdhw), decltype(ndc)> p = {ncdhw, ndc};
+    TransData<kToNdc>(u.b.Get<half>(), u.a.Get<half>(), u.t.Get<uint8_t>(), p);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: trans_data_rank
+static void trans_data_rank() {
+    Ub u;
+    auto ncdhw = MakeLayout(MakeShape(16, 16, 1, 4, 4), MakeStride());
+    auto ndc = MakeLayout(MakeShape(1, 1, 4, 4, 1, 16, 16), MakeStride());
+    TransDataParams<decltype(ncdhw), decltype(ndc)> p = {ncdhw, ndc};
+    TransData<kToNdc>(u.b.Get<half>(), u.a.Get<half>(), u.t.Get<uint8_t>(), p);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: trans_data_config
+static void trans_data_config() {
+    Ub u;
+    auto nd = MakeLayout(MakeShape(16, 16), MakeStride());
+    TransDataParams<decltype(nd), decltype(nd)> p = {nd, nd};
+    TransData<kNdToNz>(u.b.Get<half>(), u.a.Get<half>(), u.t.Get<uint8_t>(), p);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: trans_data_overlap
+static void trans_data_overlap() {
+    Ub u;
+    auto ncdhw = MakeLayout(MakeShape(16, 16, 1, 4, 4), MakeStride());
+    auto fz = MakeLayout(MakeShape(1, 1, 4, 4, 1, 16, 16), MakeStride());
+    TransDataParams<decltype(ncdhw), decltype(fz)> p = {ncdhw, fz};
+    TransData<kToFz>(u.a.Get<half>()[1024], u.a.Get<half>(), u.t.Get<uint8_t>(), p);  // EXPECT: L2.OPERAND_OVERLAP
+}
+
+// SCENARIO: trans_data_tmp_small
+static void trans_data_tmp_small() {
+    Ub u;
+    auto ncdhw = MakeLayout(MakeShape(16, 16, 1, 4, 4), MakeStride());
+    auto fz = MakeLayout(MakeShape(1, 1, 4, 4, 1, 16, 16), MakeStride());
+    TransDataParams<decltype(ncdhw), decltype(fz)> p = {ncdhw, fz};
+    LocalTensor<uint8_t> t = u.t.Get<uint8_t>();
+    t.SetSize(8192);
+    TransData<kToFz>(u.b.Get<half>(), u.a.Get<half>(), t, p);
+    t.SetSize(8192 - 32);
+    TransData<kToFz>(u.b.Get<half>(), u.a.Get<half>(), t, p);  // EXPECT: L2.TMP_BUFFER
+}
+
+// SCENARIO: trans_data_float
+static void trans_data_float() {
+    Ub u;
+    auto ncdhw = MakeLayout(MakeShape(1, 16, 1, 2, 4), MakeStride());
+    auto ndc = MakeLayout(MakeShape(1, 1, 1, 2, 4, 16), MakeStride());
+    TransDataParams<decltype(ncdhw), decltype(ndc)> p = {ncdhw, ndc};
+    TransData<kToNdc>(u.b.Get<float>(), u.a.Get<float>(), u.t.Get<uint8_t>(), p);  // EXPECT: L2.DTYPE_UNSUPPORTED
+}
+
+// SCENARIO: trans_data_dst_bounds
+static void trans_data_dst_bounds() {
+    Ub u;
+    auto ncdhw = MakeLayout(MakeShape(16, 16, 2, 4, 8), MakeStride());
+    auto fz = MakeLayout(MakeShape(2, 1, 4, 8, 1, 16, 16), MakeStride());
+    TransDataParams<decltype(ncdhw), decltype(fz)> p = {ncdhw, fz};
+    TransData<kToFz>(u.b.Get<half>(), u.a.Get<half>(), p);  // EXPECT: L2.UB_BOUNDS
+}
+
+// SCENARIO: end
+int main(int argc, char** argv) {
+    const std::string s = argc > 1 ? argv[1] : "";
+    const int arch = argc > 2 ? std::atoi(argv[2]) : 2201;
+    cannsim::ChipConfig c{};
+    std::snprintf(c.name, sizeof c.name, "%s", arch == 3510 ? "950PR" : "910B2");
+    c.arch = arch; c.vector_cores = 48; c.ub_bytes = arch == 3510 ? 248 * 1024 : 192 * 1024 - 256 - 8 * 1024;
+    c.max_buffers = 64; c.max_queue_buffers = 8;
+    cannsim::configure_chip(c);
+    cannsim::set_diag_fd(2);
+    cannsim::begin_block(0, 1);
+#define S(name) if (s == #name) name();
+    S(clean_calls) S(t5hd_align) S(t5hd_repeat_past_buffer) S(t5hd_one_repeat_starts_a_stride_in)
+    S(t5hd_address_in_no_buffer) S(t5hd_bf16_a2) S(t5hd_bf16_950) S(t5hd_address_tensor_short)
+    S(trans_data_c1_mismatch) S(trans_data_rank) S(trans_data_config) S(trans_data_overlap) S(trans_data_tmp_small)
+    S(trans_data_float) S(trans_data_dst_bounds)
+#undef S
+    cannsim::end_block();
+    return 0;
+}

@@ -1,0 +1,276 @@
+"""TransDataTo5HD (the 16-datablock lane gather behind NCHW -> NC1HWC0) and the TransData library
+(NCDHW <-> NDC1HWC0, NCDHW <-> FRACTAL_Z_3D) of the emulator, checked against numpy (issue 15).
+
+`tests/sim_device/layout_ext_main.cpp` runs one call on a UB arena; rule scenarios are in
+`tests/sim_device/layout_ext_rules.cpp` (`// EXPECT: <id>` lines, nothing else may be reported).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.test_sim_api_cov import Arena
+from tests.test_sim_device import SRC, _build, parse_diags
+from tests.test_sim_sort_hl import _scenarios
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required")
+
+RULES_SRC = "layout_ext_rules.cpp"
+DTYPES = {"half": np.float16, "float": np.float32, "int8": np.int8, "uint8": np.uint8, "int16": np.int16,
+          "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32}
+
+
+@pytest.fixture(scope="module")
+def layout_bin() -> Path:
+    return _build("layout_ext_main")
+
+
+@pytest.fixture(scope="module")
+def layout_rules_bin() -> Path:
+    return _build("layout_ext_rules")
+
+
+@pytest.fixture
+def arena(layout_bin: Path, tmp_path: Path) -> Arena:
+    return Arena(layout_bin, tmp_path)
+
+
+def _values(dt: str, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dt in ("half", "float"):
+        v = rng.standard_normal(n).astype(DTYPES[dt])
+        v[:4] = [np.inf, -np.inf, np.nan, -0.0]
+        return v
+    info = np.iinfo(DTYPES[dt])
+    v = rng.integers(info.min, info.max, n, endpoint=True).astype(DTYPES[dt])
+    v[:2] = [info.min, info.max]
+    return v
+
+
+def _blocks(arena: Arena, base: int, step: int, dt: str, lanes: int) -> np.ndarray:
+    return np.stack([arena.get(base + i * step, DTYPES[dt], lanes) for i in range(16)])
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.tobytes() == b.tobytes()      # bit for bit: NaN payloads and -0.0 included
+
+
+# ---------------------------------------------------------------- TransDataTo5HD
+
+@pytest.mark.parametrize("form", ["tensor", "addr", "addrtensor"])
+@pytest.mark.parametrize("dt", ["half", "int16", "uint16"])
+def test_16_bit_lists_transpose_sixteen_blocks(arena: Arena, form: str, dt: str):
+    src = _values(dt, 16 * 16 * 4, 1).reshape(16, 64)       # list entry i: block i of a 128-byte row
+    for i in range(16):
+        arena.put(i * 128, src[i])
+    arena.run("TransDataTo5HD", dt=dt, form=form, o0=0, sblk=128, od=8192, dblk=64, oa=16384)
+    got = _blocks(arena, 8192, 64, dt, 16)
+    assert _same(got, np.ascontiguousarray(src[:, :16].T))
+    assert not arena.get(8192 + 32, np.uint8, 32).any()   # only the first 32 bytes of each dst entry
+
+
+@pytest.mark.parametrize("dt", ["float", "int32", "uint32"])
+def test_32_bit_lane_j_fills_dst_blocks_2j_and_2j_plus_1(arena: Arena, dt: str):
+    src = _values(dt, 16 * 8, 2).reshape(16, 8)
+    arena.put(0, src)
+    arena.run("TransDataTo5HD", dt=dt, o0=0, sblk=32, od=4096, dblk=32)
+    got = _blocks(arena, 4096, 32, dt, 8)
+    want = np.empty((16, 8), DTYPES[dt])
+    for j in range(8):
+        want[2 * j], want[2 * j + 1] = src[:8, j], src[8:, j]
+    assert _same(got, want)
+
+
+@pytest.mark.parametrize("src_high,dst_high", [(0, 0), (1, 1), (1, 0), (0, 1)])
+@pytest.mark.parametrize("dt", ["int8", "uint8"])
+def test_8_bit_reads_and_writes_the_chosen_half_blocks(arena: Arena, dt: str, src_high: int, dst_high: int):
+    src = _values(dt, 16 * 32, 3).reshape(16, 32)
+    arena.put(0, src)
+    keep = np.full((16, 32), 7, DTYPES[dt])
+    arena.put(4096, keep)
+    arena.run("TransDataTo5HD", dt=dt, o0=0, sblk=32, od=4096, dblk=32, sh=src_high, dh=dst_high)
+    got = _blocks(arena, 4096, 32, dt, 32)
+    want = keep.copy()
+    cols = slice(16, 32) if dst_high else slice(0, 16)
+    want[:, cols] = src[:, (16 if src_high else 0):(32 if src_high else 16)].T
+    assert _same(got, want)
+
+
+def test_the_documented_int8_example_high_halves(arena: Arena):
+    src = np.array([[(i % 4) * 32 + k for k in range(32)] for i in range(16)], np.int8)
+    arena.put(0, src)
+    arena.run("TransDataTo5HD", dt="int8", o0=0, sblk=32, od=4096, dblk=32, sh=1, dh=1)
+    got = _blocks(arena, 4096, 32, "int8", 32)
+    assert not got[:, :16].any()
+    assert list(got[0, 16:20]) == [16, 48, 80, 112] and list(got[15, 16:20]) == [31, 63, 95, 127]
+
+
+def test_repeats_step_every_address_by_the_rep_strides(arena: Arena):
+    reps, srep, drep = 3, 16, 20                                   # strides in 32-byte datablocks
+    src = _values("half", 16 * 16 * srep * reps, 4)
+    arena.put(0, src)
+    arena.run("TransDataTo5HD", dt="half", o0=0, sblk=32, od=32768, dblk=32, repeat=reps, srep=srep, drep=drep)
+    for r in range(reps):
+        s = _blocks(arena, r * srep * 32, 32, "half", 16)
+        d = _blocks(arena, 32768 + r * drep * 32, 32, "half", 16)
+        assert _same(d, np.ascontiguousarray(s.T)), r
+
+
+def test_one_repeat_starts_one_rep_stride_in_as_documented(arena: Arena):
+    src = _values("half", 16 * 16 * 3, 5)
+    arena.put(0, src)
+    arena.run("TransDataTo5HD", dt="half", o0=0, sblk=32, od=16384, dblk=32, repeat=1, srep=16, drep=16)
+    assert not arena.get(16384, np.uint8, 512).any()               # the list addresses themselves: untouched
+    s = _blocks(arena, 512, 32, "half", 16)
+    assert _same(_blocks(arena, 16384 + 512, 32, "half", 16), np.ascontiguousarray(s.T))
+    arena.run("TransDataTo5HD", dt="half", o0=0, sblk=32, od=24576, dblk=32, repeat=0, srep=0, drep=0)
+    assert not arena.get(24576, np.uint8, 512).any()               # repeatTimes 0: nothing
+
+
+def test_nchw_to_nc1hwc0_by_hw_planes(arena: Arena):
+    """The documented use: srcList[i] = start of channel i's HW plane; repeat over HW / 16."""
+    c, hw = 16, 64
+    x = _values("half", c * hw, 6).reshape(c, hw)
+    arena.put(0, x)
+    arena.run("TransDataTo5HD", dt="half", o0=0, sblk=hw * 2, od=8192, dblk=32, repeat=hw // 16, srep=1, drep=16)
+    got = arena.get(8192, np.float16, hw * c).reshape(hw, c)       # [H*W, C0]
+    assert _same(got, np.ascontiguousarray(x.T))
+
+
+def test_the_instruction_is_costed_on_the_vector_pipe(arena: Arena):
+    arena.put(0, _values("half", 16 * 16 * 2, 7))
+    arena.run("TransDataTo5HD", dt="half", o0=0, sblk=32, od=8192, dblk=32, repeat=2, srep=16, drep=16)
+    rows = [c for c in arena.counters() if c["api"] == "TransDataTo5HD"]
+    assert rows == [{"pipe": "V", "api": "TransDataTo5HD", "dtype": "half", "calls": 1, "elements": 512, "bytes": 2048}]
+
+
+# ---------------------------------------------------------------- TransData
+
+def _ncdhw_padded(x: np.ndarray) -> np.ndarray:
+    n, c, d, h, w = x.shape
+    hwp = -(-h * w // 16) * 16
+    out = np.zeros((n, c, d, hwp), x.dtype)
+    out[..., :h * w] = x.reshape(n, c, d, h * w)
+    return out
+
+
+def _to_ndc1hwc0(x: np.ndarray) -> np.ndarray:
+    n, c, d, h, w = x.shape
+    c1 = -(-c // 16)
+    pad = np.zeros((n, c1 * 16, d, h, w), x.dtype)
+    pad[:, :c] = x
+    return pad.reshape(n, c1, 16, d, h, w).transpose(0, 3, 1, 4, 5, 2)
+
+
+def _to_fractal_z_3d(x: np.ndarray) -> np.ndarray:
+    n, c, d, h, w = x.shape
+    c1, n1 = -(-c // 16), -(-n // 16)
+    pad = np.zeros((n1 * 16, c1 * 16, d, h, w), x.dtype)
+    pad[:n, :c] = x
+    return pad.reshape(n1, 16, c1, 16, d, h, w).transpose(4, 2, 5, 6, 0, 1, 3)
+
+
+SHAPES = [(1, 16, 2, 4, 4), (2, 20, 1, 3, 5), (17, 3, 2, 1, 7)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("mode", ["ndc", "fz"])
+@pytest.mark.parametrize("dt", ["half", "int16", "uint16"])
+def test_trans_data_forward_and_back(layout_bin: Path, tmp_path: Path, shape, mode: str, dt: str):
+    n, c, d, h, w = shape
+    x = _values(dt, int(np.prod(shape)), 8).reshape(shape)
+    want = _to_ndc1hwc0(x) if mode == "ndc" else _to_fractal_z_3d(x)
+    padded = _ncdhw_padded(x)
+    a = Arena(layout_bin, tmp_path)
+    a.put(0, padded)
+    a.run("TransData", dt=dt, mode=mode, n=n, c=c, d=d, h=h, w=w, o0=0, od=16384, ot=32768, st=16384)
+    assert _same(a.get(16384, DTYPES[dt], want.size).reshape(want.shape), np.ascontiguousarray(want))
+    b = Arena(layout_bin, tmp_path)
+    b.put(0, want)
+    b.buf[16384:32768] = 0xAB                                      # the pad lanes are written (zeros)
+    b.run("TransData", dt=dt, mode=mode, back=1, n=n, c=c, d=d, h=h, w=w, o0=0, od=16384)
+    assert _same(b.get(16384, DTYPES[dt], padded.size).reshape(padded.shape), padded)
+
+
+def test_trans_data_bfloat16_moves_the_bits(layout_bin: Path, tmp_path: Path):
+    shape = (1, 16, 1, 2, 8)
+    bits = np.arange(256, dtype=np.uint16).reshape(shape) * 257
+    a = Arena(layout_bin, tmp_path)
+    a.put(0, _ncdhw_padded(bits))
+    a.run("TransData", dt="bf16", mode="ndc", n=1, c=16, d=1, h=2, w=8, o0=0, od=8192)
+    want = _to_ndc1hwc0(bits)
+    assert _same(a.get(8192, np.uint16, want.size).reshape(want.shape), np.ascontiguousarray(want))
+
+
+def test_trans_data_host_minimum_passes_and_a_block_less_fails(layout_bin: Path, tmp_path: Path):
+    out = subprocess.run([str(layout_bin), "op=host", "n=2", "c=20", "d=1", "h=3", "w=5"], capture_output=True,
+                         text=True, timeout=60).stdout
+    got = dict(m.groups() for m in re.finditer(r"(\w+)=(\d+)", out))
+    assert got["ok"] == "1" and got["max"] == got["min"]
+    need = int(got["min"])
+    assert need == 2 * 1 * 2 * 15 * 16 * 2                        # the NDC1HWC0 side, the larger one
+    x = _values("half", 2 * 20 * 15, 9).reshape(2, 20, 1, 3, 5)
+    a = Arena(layout_bin, tmp_path)
+    a.put(0, _ncdhw_padded(x))
+    a.run("TransData", dt="half", mode="ndc", n=2, c=20, d=1, h=3, w=5, o0=0, od=8192, ot=16384, st=need)
+    a.run("TransData", expect_ok=False, dt="half", mode="ndc", n=2, c=20, d=1, h=3, w=5, o0=0, od=8192, ot=16384,
+          st=need - 32)
+    assert [d["id"] for d in a.diags] == ["L2.TMP_BUFFER"]
+    bad = subprocess.run([str(layout_bin), "op=host", "n=2", "c=20", "d=1", "h=3", "w=5", "c0=8"], capture_output=True,
+                         text=True, timeout=60).stdout
+    assert "ok=0" in bad
+
+
+def test_trans_data_costs_two_passes_of_the_larger_side(arena: Arena):
+    arena.put(0, _values("half", 16 * 16 * 16, 10))
+    arena.run("TransData", dt="half", mode="fz", n=16, c=16, d=1, h=4, w=4, o0=0, od=16384)
+    rows = [c for c in arena.counters() if c["pipe"] == "V"]
+    assert rows == [{"pipe": "V", "api": "TransDataTo5HD", "dtype": "half", "calls": 1, "elements": 8192,
+                     "bytes": 16384}]
+
+
+# ---------------------------------------------------------------- rules
+
+RULES = {k: v for k, v in _scenarios(RULES_SRC).items() if k != "name"}   # "name": the header comment's marker
+
+
+def test_every_scenario_is_dispatched():
+    main = (SRC / RULES_SRC).read_text().split("int main", 1)[1]
+    assert set(RULES) == set(re.findall(r"S\((\w+)\)", main)) - {"name"}
+    assert RULES["clean_calls"] == [] and RULES["t5hd_bf16_950"] == []
+
+
+@pytest.mark.parametrize("scenario", sorted(RULES))
+def test_rule_reported_with_id_and_line(layout_rules_bin: Path, scenario: str):
+    arch = 3510 if scenario.endswith("_950") else 2201
+    r = subprocess.run([str(layout_rules_bin), scenario, str(arch)], capture_output=True, text=True, timeout=60)
+    assert r.returncode in (0, 86), r.stderr
+    found = [d for d in parse_diags(r.stderr) if "id" in d]
+    assert sorted((d["id"], d["line"]) for d in found) == sorted(RULES[scenario]), r.stderr
+
+
+def test_rule_ids_have_cards_naming_these_apis():
+    repo = Path(__file__).resolve().parents[1]
+    card = (repo / "knowledge" / "cards" / "L4" / "layout-transdata.md").read_text()
+    for ident in {i for exp in RULES.values() for i, _ in exp}:
+        assert ident in card, ident
+    cards = "\n".join(p.read_text() for p in (repo / "knowledge" / "cards").rglob("*.md"))
+    for ident in {i for exp in RULES.values() for i, _ in exp}:
+        assert f"id: {ident}\n" in cards, ident
+
+
+def test_registry_lists_both_as_emulated_with_dtypes_per_chip():
+    from copilot.backends.sim.api_registry import registry
+
+    by = {a["name"]: a for a in registry().to_json()["apis"]}
+    for name in ("TransDataTo5HD", "TransData"):
+        assert by[name]["status"] == "emulated", name
+    assert "bfloat16_t" in by["TransDataTo5HD"]["dtypes"]["950"]
+    assert "bfloat16_t" not in by["TransDataTo5HD"]["dtypes"]["A2"] and "int8_t" in by["TransDataTo5HD"]["dtypes"]["A2"]
+    assert set(by["TransData"]["dtypes"]["A2"]) == {"int16_t", "uint16_t", "half", "bfloat16_t"}
