@@ -34,6 +34,9 @@ CONSTRAINT_IDS = [
     "RUN.INTEGRITY",
     # building the halves as CANN builds them (issue 23)
     "L4.SPLIT_UNIT", "L4.NAME_CLASH", "L4.OPDEF_MISSING", "L4.OPDEF_MISMATCH", "L4.DEVICE_LIBC",
+    # the cube unit (issue 17)
+    "L2.L1_CAPACITY", "L2.L0A_CAPACITY", "L2.L0B_CAPACITY", "L2.L0C_CAPACITY", "L2.BT_CAPACITY", "L2.FB_CAPACITY",
+    "L2.CUBE_POSITION", "L2.CUBE_ALIGN", "L2.CUBE_BOUNDS", "L2.CUBE_PARAMS", "L2.MMAD_DTYPE", "L2.FIXPIPE_QUANT",
     "PREC.nan_inf_introduced", "PREC.zero_output", "PREC.localized_outlier", "PREC.systematic_drift",
     "PREC.small_value_error",
 ]

@@ -28,6 +28,7 @@ struct Pending {
     int nwrites = 0;
     double rows = 0, row_bytes = 0;
     bool gm_aligned = true;
+    int cube_kind = 0;           // cube.h: Mmad input size class / LoadData target (L0A 0, L0B 1)
 };
 
 struct Hooks {
@@ -116,6 +117,14 @@ inline void configure(const char* line) {
             else if (k == "scalar_issue_cycles") p.scalar_issue_cycles = v;
             else if (k == "scalar_access_cycles") p.scalar_access_cycles = v;
             else if (k == "active_cores") p.active_cores = static_cast<int>(v);
+            else if (k == "cube_macs_b16") p.cube_macs_per_cycle[0] = v;
+            else if (k == "cube_macs_b8") p.cube_macs_per_cycle[1] = v;
+            else if (k == "cube_macs_b32") p.cube_macs_per_cycle[2] = v;
+            else if (k == "cube_issue_cycles") p.cube_issue_cycles = v;
+            else if (k == "l1_to_l0a_bytes_per_cycle") p.l1_to_l0a_bytes_per_cycle = v;
+            else if (k == "l1_to_l0b_bytes_per_cycle") p.l1_to_l0b_bytes_per_cycle = v;
+            else if (k == "mte1_issue_cycles") p.mte1_issue_cycles = v;
+            else if (k == "fixp_bytes_per_cycle") p.fixp_bytes_per_cycle = v;
             else if (k.compare(0, 7, "weight.") == 0) weights[k.substr(7)] = v;
         }
         i = j + 1;
@@ -168,6 +177,19 @@ inline void note_rows(double rows, double row_bytes, const void* gm) {
     q.gm_aligned = ((a - base) % 512) == 0;
 }
 
+// The next cube instruction's class (cube.h): Mmad input size class or LoadData target.
+inline void note_cube(int kind) {
+    if (hooks().enabled) hooks().pending.cube_kind = kind;
+}
+
+// The timeline's pipe of an AscendC pipe_t.
+inline int timeline_pipe(int pipe) {
+    switch (pipe) {
+        case PIPE_S: return S; case PIPE_V: return V; case PIPE_MTE2: return MTE2; case PIPE_MTE3: return MTE3;
+        case PIPE_M: return M; case PIPE_MTE1: return MTE1; case PIPE_FIX: return FIX; default: return MTE3;
+    }
+}
+
 // A multi-row copy: `rows` bursts of `row_bytes` (the GM address was noted by the bounds check).
 inline void set_row_shape(double rows, double row_bytes) {
     if (!hooks().enabled) return;
@@ -193,17 +215,19 @@ inline void on_record(int pipe, const char* api, uint32_t info, uint64_t element
     h.pending = Pending{};
     if (!h.enabled) return;
     Timeline& t = h.timeline;
-    if (std::strcmp(api, "SetFlag") == 0) { t.set_flag(pipe == PIPE_S ? S : pipe == PIPE_V ? V : pipe == PIPE_MTE2 ? MTE2 : MTE3,
-                                                      static_cast<int>(info), static_cast<int>(elements)); return; }
-    if (std::strcmp(api, "WaitFlag") == 0) { t.wait_flag(pipe == PIPE_S ? S : pipe == PIPE_V ? V : pipe == PIPE_MTE2 ? MTE2 : MTE3,
-                                                       static_cast<int>(info), static_cast<int>(elements)); return; }
+    if (std::strcmp(api, "SetFlag") == 0) { t.set_flag(timeline_pipe(pipe), static_cast<int>(info), static_cast<int>(elements)); return; }
+    if (std::strcmp(api, "WaitFlag") == 0) { t.wait_flag(timeline_pipe(pipe), static_cast<int>(info), static_cast<int>(elements)); return; }
     if (std::strcmp(api, "PipeBarrier") == 0) { if (pipe == PIPE_ALL) t.barrier_all(); return; }
     const Timeline::Slots reads{q.reads, static_cast<size_t>(q.nreads)};
     const Timeline::Slots writes{q.writes, static_cast<size_t>(q.nwrites)};
-    if (pipe == PIPE_MTE2 || pipe == PIPE_MTE3) {
+    if (pipe == PIPE_MTE2 || pipe == PIPE_MTE3 || pipe == PIPE_FIX) {
         const double rows = q.rows > 0 ? q.rows : 1.0;
         const double row_bytes = q.row_bytes > 0 ? q.row_bytes : static_cast<double>(bytes);
-        t.dma(pipe == PIPE_MTE2 ? MTE2 : MTE3, rows, row_bytes, q.gm_aligned, reads, writes);
+        t.dma(timeline_pipe(pipe), rows, row_bytes, q.gm_aligned, reads, writes);
+        return;
+    }
+    if (pipe == PIPE_M || pipe == PIPE_MTE1) {   // Mmad: elements = MACs; LoadData: bytes
+        t.cube(timeline_pipe(pipe), static_cast<double>(pipe == PIPE_M ? elements : bytes), q.cube_kind, reads, writes);
         return;
     }
     if (pipe == PIPE_V) {

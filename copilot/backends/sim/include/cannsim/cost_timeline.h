@@ -1,6 +1,6 @@
 // Per-core event model of the AscendC pipes, for the sim backend's time ESTIMATE.
 //
-// Every emulated instruction lands on its pipe (S, V, MTE2, MTE3). It starts when
+// Every emulated instruction lands on its pipe (S, V, MTE2, MTE3; M, MTE1, FIX on the cube core). It starts when
 //   - the scalar unit has issued it (issue is in program order, each issue costs scalar cycles),
 //   - its pipe is free (pipes are in order),
 //   - the UB buffers it reads hold their data (read after write), and
@@ -33,7 +33,7 @@
 
 namespace cannsim::cost {
 
-enum Pipe : int { S = 0, V = 1, MTE2 = 2, MTE3 = 3, NPIPES = 4 };
+enum Pipe : int { S = 0, V = 1, MTE2 = 2, MTE3 = 3, M = 4, MTE1 = 5, FIX = 6, NPIPES = 7 };
 
 // Cost parameters of one chip. Filled from the chip profile (copilot/chips/<chip>.yaml) by the
 // harness; the defaults are the 910B2 profile's provisional values.
@@ -49,11 +49,19 @@ struct Params {
     double scalar_issue_cycles = 2.0;       // scalar cost of issuing any instruction
     double scalar_access_cycles = 10.0;     // GetValue / SetValue on UB
     int active_cores = 1;                   // cores streaming at once (min(blockDim, cores))
+    // The cube core (cube.h): MACs per cycle by input element size (b16, b8, b32), the start-up of
+    // an Mmad, and the L1 -> L0A / L0B (MTE1) and L0C -> GM (FIX) rates.
+    double cube_macs_per_cycle[3] = {4096.0, 8192.0, 2048.0};
+    double cube_issue_cycles = 16.0;
+    double l1_to_l0a_bytes_per_cycle = 256.0;
+    double l1_to_l0b_bytes_per_cycle = 128.0;
+    double mte1_issue_cycles = 8.0;
+    double fixp_bytes_per_cycle = 128.0;
 };
 
 struct BlockCost {
     double cycles = 0;                  // when the last pipe went idle
-    double busy[NPIPES] = {0, 0, 0, 0}; // busy cycles per pipe
+    double busy[NPIPES] = {};           // busy cycles per pipe
     double gm_bytes_in = 0, gm_bytes_out = 0;
     uint64_t instructions = 0;
     uint64_t unmodelled = 0;            // instructions the model has no cost for
@@ -62,7 +70,7 @@ struct BlockCost {
 // One timeline call, as a block process forwards it to the launcher (see the header comment).
 enum EventOp : uint8_t {
     EV_VECTOR = 1, EV_DMA, EV_SCALAR_ACCESS, EV_GM_SCALAR, EV_SCALAR, EV_SET_FLAG, EV_WAIT_FLAG,
-    EV_BARRIER, EV_UNMODELLED, EV_END, EV_BEGIN
+    EV_BARRIER, EV_UNMODELLED, EV_END, EV_BEGIN, EV_CUBE
 };
 struct Event {
     uint32_t seq;               // 0, 1, 2, ... per block: a gap is a lost or suppressed event
@@ -108,7 +116,9 @@ public:
         const Slots reads{e.reads, e.nreads}, writes{e.writes, e.nwrites};
         switch (e.op) {
             case EV_VECTOR: if (!(e.b > 0.0)) return false; vector(e.a, e.b, reads, writes); return true;
-            case EV_DMA: if (e.pipe != MTE2 && e.pipe != MTE3) return false;
+            case EV_CUBE: if ((e.pipe != M && e.pipe != MTE1) || !(e.b <= 2.0)) return false;
+                cube(e.pipe, e.a, static_cast<int>(e.b), reads, writes); return true;
+            case EV_DMA: if (e.pipe != MTE2 && e.pipe != MTE3 && e.pipe != FIX) return false;
                 dma(e.pipe, e.a, e.b, e.c != 0.0, reads, writes); return true;
             case EV_SCALAR_ACCESS: if (e.nreads != 1) return false; scalar_access(e.reads[0], e.pipe != 0); return true;
             case EV_GM_SCALAR: gm_scalar_access(e.a, e.pipe != 0); return true;
@@ -156,7 +166,8 @@ public:
         const double bytes = rows * row_bytes;
         double eff = gm_aligned_512 ? 1.0 : p_.gm_unaligned_efficiency;
         if (row_bytes < p_.small_burst_bytes) eff *= std::max(0.125, row_bytes / p_.small_burst_bytes);
-        const double rate = std::min(p_.core_dma_bytes_per_cycle, hbm_share()) * eff;
+        double rate = std::min(p_.core_dma_bytes_per_cycle, hbm_share()) * eff;
+        if (pipe == FIX) rate = std::min(rate, p_.fixp_bytes_per_cycle * eff);   // L0C -> GM through the fixpipe
         const double transfer = bytes / rate;
         if (pipe == MTE2) cost_.gm_bytes_in += bytes; else cost_.gm_bytes_out += bytes;
         hbm_cycles_ += bytes / (hbm_share() * eff);
@@ -164,6 +175,17 @@ public:
         const double end = issue(pipe, transfer, reads, writes, p_.dma_latency_cycles);
         if (first_dma_ < 0) first_dma_ = end - p_.dma_latency_cycles - transfer;
         return end;
+    }
+
+    // Cube work: an Mmad of `units` MACs (pipe M, `kind` = input element size class 0 b16, 1 b8, 2 b32)
+    // or a LoadData of `units` bytes into L0A (`kind` 0) or L0B (1) on MTE1.
+    double cube(int pipe, double units, int kind, Slots reads, Slots writes) {
+        if (forward_fd_ >= 0) { Event e = event(EV_CUBE, pipe, reads, writes); e.a = units; e.b = kind; send(e); return 0; }
+        kind = std::min(2, std::max(0, kind));
+        const double cycles = pipe == M
+            ? p_.cube_issue_cycles + units / p_.cube_macs_per_cycle[kind]
+            : p_.mte1_issue_cycles + units / (kind == 1 ? p_.l1_to_l0b_bytes_per_cycle : p_.l1_to_l0a_bytes_per_cycle);
+        return issue(pipe, cycles, reads, writes);
     }
 
     // UB -> UB copy on the vector pipe's data path (DataCopy local to local).
@@ -252,9 +274,10 @@ public:
         const double us = 1.0 / (p_.clock_ghz * 1000.0);
         return std::snprintf(buf, n,
             "{\"kind\":\"cost\",\"block\":%lld,\"us\":%.6f,\"pipes_us\":{\"S\":%.6f,\"V\":%.6f,"
-            "\"MTE2\":%.6f,\"MTE3\":%.6f},\"hbm_us\":%.6f,\"gm_bytes_in\":%.0f,\"gm_bytes_out\":%.0f,"
-            "\"instructions\":%llu,\"unmodelled\":%llu}",
+            "\"MTE2\":%.6f,\"MTE3\":%.6f,\"M\":%.6f,\"MTE1\":%.6f,\"FIX\":%.6f},\"hbm_us\":%.6f,"
+            "\"gm_bytes_in\":%.0f,\"gm_bytes_out\":%.0f,\"instructions\":%llu,\"unmodelled\":%llu}",
             block, c.cycles * us, c.busy[S] * us, c.busy[V] * us, c.busy[MTE2] * us, c.busy[MTE3] * us,
+            c.busy[M] * us, c.busy[MTE1] * us, c.busy[FIX] * us,
             hbm_cycles_ * us,
             c.gm_bytes_in, c.gm_bytes_out, (unsigned long long)c.instructions,
             (unsigned long long)c.unmodelled);
@@ -321,7 +344,7 @@ private:
     int forward_fd_ = -1;       // >= 0 in a block process: calls become Events on this pipe
     uint32_t seq_ = 0;
     double s_time_ = 0;
-    double pipe_free_[NPIPES] = {0, 0, 0, 0};
+    double pipe_free_[NPIPES] = {};
     double last_end_ = 0;      // when the last instruction's effects landed
     double hbm_cycles_ = 0;     // this core's GM traffic divided by its HBM share
     double first_dma_ = -1;     // start of its first transfer

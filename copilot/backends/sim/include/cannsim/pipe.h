@@ -1,6 +1,7 @@
 // TPipe, TQue/TQueBind, TBuf, events and the end-of-block checks.
 #pragma once
 #include "tensor.h"
+#include "cube_mem.h"
 
 namespace cannsim {
 
@@ -60,7 +61,7 @@ inline void release_pipe(int pipe_id, const char* api, bool check) {
                        sl.alloc_line, api, what));
         }
         sl.live = false;
-        s.ub_used -= sl.bytes;
+        if (sl.mem == MEM_UB) s.ub_used -= sl.bytes; else s.mem_used[sl.mem] -= sl.bytes;
         --s.buffers_used;
         if (sl.is_queue) --s.queue_buffers_per_pos[sl.position];
     }
@@ -69,6 +70,7 @@ inline void release_pipe(int pipe_id, const char* api, bool check) {
 // Allocate `num` buffers of `len` bytes (rounded up to 32 B) in the UB arena, with the
 // capacity and count checks of InitBuffer.
 inline int alloc_slots(int pipe_id, int position, bool is_queue, int num, uint64_t len, const SrcLoc& loc) {
+    if (mem_of_position(position) != MEM_UB) return alloc_cube_slots(pipe_id, position, is_queue, num, len, loc);
     auto& s = detail::state();
     const auto& c = s.chip;
     const uint64_t rounded = (len + 31) / 32 * 32;

@@ -42,7 +42,12 @@ struct ChipConfig {
     uint64_t ub_bytes;           // usable UB bytes per vector core
     int      max_buffers;        // 64
     int      max_queue_buffers;  // per TPosition
+    // AIC buffers (cube.h); 0 = the arch's default (cube_mem.h)
+    uint64_t l1_bytes = 0, l0a_bytes = 0, l0b_bytes = 0, l0c_bytes = 0, bt_bytes = 0, fb_bytes = 0;
 };
+
+// The physical buffer a TPosition lives in: UB on the vector core, L1/L0A/L0B/L0C/BT/FB on the cube core.
+enum Mem : int { MEM_UB = 0, MEM_L1, MEM_L0A, MEM_L0B, MEM_L0C, MEM_BT, MEM_FB, MEM_COUNT };
 
 enum class Severity { Warning, Error };
 
@@ -100,6 +105,7 @@ struct Slot {
     uint32_t alloc_line = 0;
     int pipe_id = 0;
     int position = 0;
+    int mem = MEM_UB;            // the buffer it lives in (cube_mem.h)
 };
 
 struct FlagKey {
@@ -165,6 +171,8 @@ struct State {
     uint32_t atomic_dtype = 0;
     std::map<CostKey, CostValue> costs;
     std::vector<GmRegion> gm_regions;
+    // Cube buffers: where each one's region starts in the arena, how much of it InitBuffer took.
+    uint64_t mem_base[MEM_COUNT] = {}, mem_used[MEM_COUNT] = {}, mem_virtual[MEM_COUNT] = {};
 
     State() {
         std::snprintf(chip.name, sizeof(chip.name), "%s", "910B2");
@@ -248,6 +256,21 @@ inline void register_gm_buffer(const void* base, uint64_t bytes, const char* nam
     cost::gm_regions().push_back({reinterpret_cast<uintptr_t>(base), bytes});
 }
 
+// Capacity of a cube buffer: the chip profile's figure, else the A2 default (docs/emulator-cube.md).
+inline uint64_t cube_capacity(int mem) {
+    const ChipConfig& c = detail::state().chip;
+    const bool a3510 = c.arch == 3510;
+    switch (mem) {
+        case MEM_L1: return c.l1_bytes ? c.l1_bytes : 524032;
+        case MEM_L0A: return c.l0a_bytes ? c.l0a_bytes : 65536;
+        case MEM_L0B: return c.l0b_bytes ? c.l0b_bytes : 65536;
+        case MEM_L0C: return c.l0c_bytes ? c.l0c_bytes : (a3510 ? 262144 : 131072);
+        case MEM_BT: return c.bt_bytes ? c.bt_bytes : (a3510 ? 4096 : 1024);
+        case MEM_FB: return c.fb_bytes ? c.fb_bytes : (a3510 ? 4096 : 2048);
+        default: return c.ub_bytes;
+    }
+}
+
 inline void begin_block(int64_t idx, int64_t num) {
     auto& s = detail::state();
     const ChipConfig c = s.chip;
@@ -258,9 +281,17 @@ inline void begin_block(int64_t idx, int64_t num) {
     s.chip = c; s.diag_fd = fd; s.gm_regions = std::move(gm);
     s.block_idx = idx; s.block_num = num; s.in_block = true;
     cost::begin_block(num);
-    // Back four times the chip's UB so an over-budget kernel can still run after the report.
+    // Back four times the chip's UB so an over-budget kernel can still run after the report; the
+    // cube buffers (cube_mem.h) follow in the same arena, each backed twice its capacity.
     s.ub_virtual = c.ub_bytes * 4 + 64 * 1024;
-    s.ub_storage.reset(s.ub_virtual);
+    uint64_t arena = s.ub_virtual;
+    for (int m = MEM_L1; m < MEM_COUNT; ++m) {
+        s.mem_base[m] = arena;
+        s.mem_virtual[m] = cube_capacity(m) * 2 + 4096;
+        arena += (s.mem_virtual[m] + 4095) / 4096 * 4096;
+    }
+    s.mem_virtual[MEM_UB] = s.ub_virtual;
+    s.ub_storage.reset(arena);
     s.ub = s.ub_storage.data;                                       // page aligned
 #ifdef MADV_POPULATE_WRITE
     (void)madvise(s.ub, c.ub_bytes, MADV_POPULATE_WRITE);            // older kernels: faults as usual
