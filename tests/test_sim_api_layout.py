@@ -1,5 +1,6 @@
-"""TransDataTo5HD (the 16-datablock lane gather behind NCHW -> NC1HWC0) and the TransData library
-(NCDHW <-> NDC1HWC0, NCDHW <-> FRACTAL_Z_3D) of the emulator, checked against numpy (issue 15).
+"""TransDataTo5HD (the 16-datablock lane gather behind NCHW -> NC1HWC0), the TransData library
+(NCDHW <-> NDC1HWC0, NCDHW <-> FRACTAL_Z_3D) and CastDequant of the emulator, checked against numpy
+(issue 15).
 
 `tests/sim_device/layout_ext_main.cpp` runs one call on a UB arena; rule scenarios are in
 `tests/sim_device/layout_ext_rules.cpp` (`// EXPECT: <id>` lines, nothing else may be reported).
@@ -235,6 +236,94 @@ def test_trans_data_costs_two_passes_of_the_larger_side(arena: Arena):
                      "bytes": 16384}]
 
 
+# ---------------------------------------------------------------- CastDequant
+
+def _s9(v: int) -> int:
+    x = v & 0x1FF
+    return x - 0x200 if x & 0x100 else x
+
+
+def _quant(v: np.ndarray, scale, offset, np_dt) -> np.ndarray:
+    x = v.astype(np.float64) * np.float64(np.float32(scale)) + offset
+    info = np.iinfo(np_dt)
+    return np.clip(np.rint(x), info.min, info.max).astype(np_dt)
+
+
+def _int16_edges(n: int, seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).integers(-32768, 32767, n, endpoint=True).astype(np.int16)
+    v[:8] = [-32768, 32767, 0, 1, -1, 5, 7, -5]         # with scale 0.5: ties 2.5, 3.5, -2.5 round to even
+    return v
+
+
+@pytest.mark.parametrize("half_block", [1, 0])
+@pytest.mark.parametrize("dt,sign", [("int8", 1), ("uint8", 0)])
+def test_cast_dequant_int16_to_8_bit_fills_one_half_of_each_block(arena: Arena, dt: str, sign: int, half_block: int):
+    n, np_dt = 256, DTYPES[dt]
+    v = _int16_edges(n, 11)
+    arena.put(0, v)
+    arena.put(4096, np.full(2 * n, 0x5A, np.uint8))
+    arena.run("CastDequant", dt=dt, st="int16", n=n, scale=0.5, offset=300, sign=sign, vec=0, half=half_block,
+              o0=0, od=4096)
+    got = arena.get(4096, np_dt, 2 * n).reshape(n // 16, 32)
+    want = _quant(v, 0.5, _s9(300), np_dt).reshape(n // 16, 16)
+    lo, hi = (slice(16, 32), slice(0, 16)) if half_block else (slice(0, 16), slice(16, 32))
+    assert _same(got[:, lo], want)
+    assert (got[:, hi].view(np.uint8) == 0x5A).all()
+
+
+def test_cast_dequant_vector_mode_cycles_the_16_parameter_sets(arena: Arena):
+    n = 128
+    v = _int16_edges(n, 12)
+    arena.put(0, v)
+    arena.run("CastDequant", dt="int8", st="int16", n=n, scale=0.25, dscale=0.125, offset=-20, sign=1, vec=1,
+              o0=0, od=4096, ov=8192)
+    g = np.arange(n) % 16
+    x = v.astype(np.float64) * (np.float32(0.25) + g * np.float32(0.125)).astype(np.float32) + (-20 + g)
+    want = np.clip(np.rint(x), -128, 127).astype(np.int8).reshape(n // 16, 16)
+    assert _same(arena.get(4096, np.int8, 2 * n).reshape(n // 16, 32)[:, 16:], want)
+    words = arena.get(8192, np.uint64, 16)
+    assert _same((words & 0xFFFFFFFF).astype(np.uint32).view(np.float32),
+                 (np.float32(0.25) + np.arange(16) * np.float32(0.125)).astype(np.float32))
+
+
+def test_cast_dequant_mask_forms_follow_the_lanes_and_strides(arena: Arena):
+    v = _int16_edges(512, 13)
+    arena.put(0, v)
+    arena.put(4096, np.zeros(4096, np.uint8))
+    m0 = 0x00000000FFFF00FF
+    arena.run("CastDequant", dt="int8", st="int16", form="bit", m0=m0, m1=1 << 63, repeat=2, srep=16, drep=8,
+              scale=1.0, offset=0, sign=1, vec=0, o0=0, od=4096)
+    got = arena.get(4096, np.int8, 2 * 256).reshape(16, 32)[:, 16:].reshape(2, 128)
+    want = np.zeros((2, 128), np.int8)
+    lanes = [e for e in range(128) if (e < 64 and (m0 >> e) & 1) or e == 127]
+    for r in range(2):
+        for e in lanes:
+            want[r, e] = np.clip(v[r * 256 + e], -128, 127)
+    assert _same(got, want)
+    arena.run("CastDequant", dt="uint8", st="int16", form="cont", mask=40, repeat=1, scale=1.0, offset=0, sign=0,
+              vec=0, o0=0, od=12288)
+    got = arena.get(12288, np.uint8, 96).reshape(3, 32)[:, 16:].ravel()[:40]
+    assert _same(got, np.clip(v[:40], 0, 255).astype(np.uint8))
+
+
+def test_cast_dequant_int32_to_half_scales_once(arena: Arena):
+    v = np.random.default_rng(14).integers(-2 ** 31, 2 ** 31 - 1, 256, endpoint=True).astype(np.int32)
+    v[:6] = [0, 1, -1, 2049, 2 ** 31 - 1, -2 ** 31]
+    arena.put(0, v)
+    arena.run("CastDequant", dt="half", st="int32", n=256, scale=0.0001, o0=0, od=4096)
+    scale = np.float64(np.float16(0.0001))
+    want = (v.astype(np.float64) * scale)
+    want = np.clip(want, -65504, 65504).astype(np.float16)       # finite overflow saturates (Cast's rule)
+    assert _same(arena.get(4096, np.float16, 256), want)
+
+
+def test_cast_dequant_is_costed_on_the_vector_pipe(arena: Arena):
+    arena.put(0, _int16_edges(256, 15))
+    arena.run("CastDequant", dt="int8", st="int16", n=256, scale=1.0, sign=1, vec=0, o0=0, od=4096)
+    assert [c for c in arena.counters() if c["api"] == "CastDequant"] == [
+        {"pipe": "V", "api": "CastDequant", "dtype": "int16_t", "calls": 1, "elements": 256, "bytes": 1024}]
+
+
 # ---------------------------------------------------------------- rules
 
 RULES = {k: v for k, v in _scenarios(RULES_SRC).items() if k != "name"}   # "name": the header comment's marker
@@ -243,12 +332,12 @@ RULES = {k: v for k, v in _scenarios(RULES_SRC).items() if k != "name"}   # "nam
 def test_every_scenario_is_dispatched():
     main = (SRC / RULES_SRC).read_text().split("int main", 1)[1]
     assert set(RULES) == set(re.findall(r"S\((\w+)\)", main)) - {"name"}
-    assert RULES["clean_calls"] == [] and RULES["t5hd_bf16_950"] == []
+    assert RULES["clean_calls"] == [] and RULES["t5hd_bf16_950"] == [] and RULES["cast_dequant_clean"] == []
 
 
 @pytest.mark.parametrize("scenario", sorted(RULES))
 def test_rule_reported_with_id_and_line(layout_rules_bin: Path, scenario: str):
-    arch = 3510 if scenario.endswith("_950") else 2201
+    arch = 3510 if scenario.endswith("_950") else 2002 if scenario.endswith("_310p") else 2201
     r = subprocess.run([str(layout_rules_bin), scenario, str(arch)], capture_output=True, text=True, timeout=60)
     assert r.returncode in (0, 86), r.stderr
     found = [d for d in parse_diags(r.stderr) if "id" in d]
@@ -257,9 +346,12 @@ def test_rule_reported_with_id_and_line(layout_rules_bin: Path, scenario: str):
 
 def test_rule_ids_have_cards_naming_these_apis():
     repo = Path(__file__).resolve().parents[1]
-    card = (repo / "knowledge" / "cards" / "L4" / "layout-transdata.md").read_text()
-    for ident in {i for exp in RULES.values() for i, _ in exp}:
-        assert ident in card, ident
+    for prefix, name in (("t5hd", "layout-transdata"), ("trans_data", "layout-transdata"),
+                         ("cast_dequant", "cast-dequant"), ("set_deq", "cast-dequant")):
+        card = (repo / "knowledge" / "cards" / "L4" / f"{name}.md").read_text()
+        for scenario, exp in RULES.items():
+            if scenario.startswith(prefix):
+                assert all(ident in card for ident, _ in exp), (scenario, name)
     cards = "\n".join(p.read_text() for p in (repo / "knowledge" / "cards").rglob("*.md"))
     for ident in {i for exp in RULES.values() for i, _ in exp}:
         assert f"id: {ident}\n" in cards, ident
@@ -269,8 +361,9 @@ def test_registry_lists_both_as_emulated_with_dtypes_per_chip():
     from copilot.backends.sim.api_registry import registry
 
     by = {a["name"]: a for a in registry().to_json()["apis"]}
-    for name in ("TransDataTo5HD", "TransData"):
+    for name in ("TransDataTo5HD", "TransData", "CastDequant"):
         assert by[name]["status"] == "emulated", name
     assert "bfloat16_t" in by["TransDataTo5HD"]["dtypes"]["950"]
     assert "bfloat16_t" not in by["TransDataTo5HD"]["dtypes"]["A2"] and "int8_t" in by["TransDataTo5HD"]["dtypes"]["A2"]
     assert set(by["TransData"]["dtypes"]["A2"]) == {"int16_t", "uint16_t", "half", "bfloat16_t"}
+    assert set(by["CastDequant"]["forms"]) == {"count", "mask-bit", "mask-continuous"}

@@ -1,8 +1,10 @@
-// Numerical driver for tests/test_sim_api_layout.py: TransDataTo5HD and TransData on a UB arena.
+// Numerical driver for tests/test_sim_api_layout.py: TransDataTo5HD, TransData and CastDequant on a UB arena.
 // Usage: layout_ext_main op=NAME dt=T arena=IN out=OUT [arch=2201] [key=value ...]
 //   op=TransDataTo5HD form=tensor|addr|addrtensor o0=SRC sblk=BYTES od=DST dblk=BYTES
 //      [dh=0 sh=0 repeat=1 drep=0 srep=0] [oa=ADDRESS_LISTS]: list entry i is base + i * blk bytes
 //   op=TransData mode=ndc|fz back=0|1 n= c= d= h= w= o0=SRC od=DST [ot=TMP st=BYTES]
+//   op=CastDequant dt=int8|uint8|half st=int16|int32 form=count|bit|cont n= | mask= m0= m1= repeat=
+//      [dblk srcblk drep srep] vec=0|1 half=0|1 scale= offset= sign= [dscale=] o0=SRC od=DST ov=VDEQ_TENSOR
 // The arena file is copied into one UB buffer and written back after the call; cost counters go
 // to stdout, diagnostics to stderr as JSON lines.
 #include <fstream>
@@ -16,6 +18,7 @@ using namespace AscendC;
 static std::map<std::string, std::string> A;
 static bool has(const char* k) { return A.count(k) > 0; }
 static long long I(const char* k, long long d = 0) { return has(k) ? std::stoll(A[k], nullptr, 0) : d; }
+static uint64_t bits_arg(const char* k) { return has(k) ? std::stoull(A[k], nullptr, 0) : ~0ull; }
 static TBuf<TPosition::VECCALC>* g_buf;
 
 template <typename T> static LocalTensor<T> at(long long byte_offset) {
@@ -75,6 +78,35 @@ template <typename T> static void trans_data() {
     }
 }
 
+template <typename T, typename U, bool vec, bool hb> static void cast_dequant_call() {
+    const std::string form = has("form") ? A["form"] : "count";
+    auto d = at<T>(I("od"));
+    auto s = at<U>(I("o0"));
+    UnaryRepeatParams p((uint16_t)I("dblk", 1), (uint16_t)I("srcblk", 1), (uint8_t)I("drep", 8), (uint8_t)I("srep", 8));
+    uint64_t bits[2] = {bits_arg("m0"), bits_arg("m1")};
+    if (form == "count") CastDequant<T, U, vec, hb>(d, s, (uint32_t)I("n"));
+    else if (form == "bit") CastDequant<T, U, true, vec, hb>(d, s, bits, (uint8_t)I("repeat", 1), p);
+    else CastDequant<T, U, true, vec, hb>(d, s, (int32_t)I("mask"), (uint8_t)I("repeat", 1), p);
+}
+
+template <typename T, typename U> static void cast_dequant() {
+    const float scale = std::stof(has("scale") ? A["scale"] : "1");
+    const float dscale = std::stof(has("dscale") ? A["dscale"] : "0");
+    if (std::is_same_v<U, int32_t>) SetDeqScale(half(scale));
+    else if (I("vec")) {
+        float sc[16]; int16_t off[16]; bool sg[16];
+        for (int g = 0; g < 16; ++g) { sc[g] = scale + g * dscale; off[g] = (int16_t)(I("offset") + g); sg[g] = I("sign") != 0; }
+        SetDeqScale(at<uint64_t>(I("ov")), VdeqInfo(sc, off, sg));
+    } else {
+        SetDeqScale(scale, (int16_t)I("offset"), I("sign") != 0);
+    }
+    const bool vec = I("vec") != 0, hb = I("half", 1) != 0;
+    if (vec && hb) cast_dequant_call<T, U, true, true>();
+    else if (vec) cast_dequant_call<T, U, true, false>();
+    else if (hb) cast_dequant_call<T, U, false, true>();
+    else cast_dequant_call<T, U, false, false>();
+}
+
 template <typename T> static void run(const std::string& op) {
     if (op == "TransDataTo5HD") trans_5hd<T>();
     else if (op == "TransData") trans_data<T>();
@@ -116,7 +148,13 @@ int main(int argc, char** argv) {
     g_buf = &buf;
     std::memcpy(cannsim::ub_at(buf.Get<uint8_t>().addr_), host.data(), bytes);
     const std::string op = A["op"], dt = A["dt"];
-    if (dt == "half") run<half>(op);
+    if (op == "CastDequant") {
+        const std::string st = A["st"];
+        if (dt == "int8" && st == "int16") cast_dequant<int8_t, int16_t>();
+        else if (dt == "uint8" && st == "int16") cast_dequant<uint8_t, int16_t>();
+        else if (dt == "half" && st == "int32") cast_dequant<half, int32_t>();
+        else { std::fprintf(stderr, "unknown pair %s %s\n", dt.c_str(), st.c_str()); return 3; }
+    } else if (dt == "half") run<half>(op);
     else if (dt == "bf16") run<bfloat16_t>(op);
     else if (dt == "int16") run<int16_t>(op);
     else if (dt == "uint16") run<uint16_t>(op);

@@ -1,4 +1,4 @@
-// Rule scenarios of TransDataTo5HD and TransData for tests/test_sim_api_layout.py. Each scenario sits
+// Rule scenarios of TransDataTo5HD, TransData and CastDequant for tests/test_sim_api_layout.py. Each scenario sits
 // after a "// SCENARIO: name" marker; every line that must be reported carries "// EXPECT: <id>"
 // and nothing else may be reported.
 // Usage: layout_ext_rules SCENARIO ARCH
@@ -165,12 +165,76 @@ static void trans_data_dst_bounds() {
     TransData<kToFz>(u.b.Get<half>(), u.a.Get<half>(), p);  // EXPECT: L2.UB_BOUNDS
 }
 
+// SCENARIO: cast_dequant_clean
+static void cast_dequant_clean() {
+    Ub u;
+    SetDeqScale(0.5f, -3, true);
+    CastDequant<int8_t, int16_t, false, true>(u.b.Get<int8_t>(), u.a.Get<int16_t>(), 256);
+    CastDequant<int8_t, int16_t, true, false, false>(u.b.Get<int8_t>(), u.a.Get<int16_t>(), 128, 2, {1, 1, 8, 8});
+    float sc[16] = {}; int16_t off[16] = {}; bool sg[16] = {};
+    SetDeqScale(u.t.Get<uint64_t>(), VdeqInfo(sc, off, sg));
+    uint64_t bits[2] = {~0ull, ~0ull};
+    CastDequant<uint8_t, int16_t, true, true, true>(u.b.Get<uint8_t>(), u.a.Get<int16_t>(), bits, 2, {1, 1, 8, 8});
+    SetDeqScale(half(2.0f));
+    CastDequant<half, int32_t>(u.b.Get<half>(), u.a.Get<int32_t>(), 512);
+}
+
+// SCENARIO: cast_dequant_sign_mode
+static void cast_dequant_sign_mode() {
+    Ub u;
+    SetDeqScale(1.0f, 0, false);
+    CastDequant<int8_t, int16_t, false>(u.b.Get<int8_t>(), u.a.Get<int16_t>(), 256);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: cast_dequant_vector_mode_unset
+static void cast_dequant_vector_mode_unset() {
+    Ub u;
+    SetDeqScale(1.0f, 0, false);
+    CastDequant<uint8_t, int16_t>(u.b.Get<uint8_t>(), u.a.Get<int16_t>(), 256);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: cast_dequant_pair
+static void cast_dequant_pair() {
+    Ub u;
+    SetDeqScale(1.0f, 0, true);
+    CastDequant<int8_t, int32_t, false>(u.b.Get<int8_t>(), u.a.Get<int32_t>(), 64);  // EXPECT: L2.DTYPE_UNSUPPORTED
+}
+
+// SCENARIO: cast_dequant_mask_range
+static void cast_dequant_mask_range() {
+    Ub u;
+    SetDeqScale(half(1.0f));
+    CastDequant<half, int32_t>(u.b.Get<half>(), u.a.Get<int32_t>(), 128, 1, {1, 1, 4, 8});  // EXPECT: L2.MASK_RANGE
+}
+
+// SCENARIO: cast_dequant_dst_two_bytes_per_element
+static void cast_dequant_dst_two_bytes_per_element() {
+    Ub u;
+    SetDeqScale(1.0f, 0, true);
+    CastDequant<int8_t, int16_t, false>(u.b.Get<int8_t>()[16384 - 4096], u.a.Get<int16_t>(), 2048);
+    CastDequant<int8_t, int16_t, false>(u.b.Get<int8_t>()[16384 - 4096], u.a.Get<int16_t>(), 4096);  // EXPECT: L2.UB_BOUNDS
+}
+
+// SCENARIO: cast_dequant_half_310p
+static void cast_dequant_half_310p() {
+    Ub u;
+    SetDeqScale(half(1.0f));
+    CastDequant<half, int32_t>(u.b.Get<half>(), u.a.Get<int32_t>(), 64);  // EXPECT: L2.DTYPE_UNSUPPORTED
+}
+
+// SCENARIO: set_deq_scale_tensor_align
+static void set_deq_scale_tensor_align() {
+    Ub u;
+    float sc[16] = {}; int16_t off[16] = {}; bool sg[16] = {};
+    SetDeqScale(u.t.Get<uint64_t>()[1], VdeqInfo(sc, off, sg));  // EXPECT: L2.ALIGN_32B
+}
+
 // SCENARIO: end
 int main(int argc, char** argv) {
     const std::string s = argc > 1 ? argv[1] : "";
     const int arch = argc > 2 ? std::atoi(argv[2]) : 2201;
     cannsim::ChipConfig c{};
-    std::snprintf(c.name, sizeof c.name, "%s", arch == 3510 ? "950PR" : "910B2");
+    std::snprintf(c.name, sizeof c.name, "%s", arch == 3510 ? "950PR" : arch == 2002 ? "310P" : "910B2");
     c.arch = arch; c.vector_cores = 48; c.ub_bytes = arch == 3510 ? 248 * 1024 : 192 * 1024 - 256 - 8 * 1024;
     c.max_buffers = 64; c.max_queue_buffers = 8;
     cannsim::configure_chip(c);
@@ -180,7 +244,9 @@ int main(int argc, char** argv) {
     S(clean_calls) S(t5hd_align) S(t5hd_repeat_past_buffer) S(t5hd_one_repeat_starts_a_stride_in)
     S(t5hd_address_in_no_buffer) S(t5hd_bf16_a2) S(t5hd_bf16_950) S(t5hd_address_tensor_short)
     S(trans_data_c1_mismatch) S(trans_data_rank) S(trans_data_config) S(trans_data_overlap) S(trans_data_tmp_small)
-    S(trans_data_float) S(trans_data_dst_bounds)
+    S(trans_data_float) S(trans_data_dst_bounds) S(cast_dequant_clean) S(cast_dequant_sign_mode)
+    S(cast_dequant_vector_mode_unset) S(cast_dequant_pair) S(cast_dequant_mask_range)
+    S(cast_dequant_dst_two_bytes_per_element) S(cast_dequant_half_310p) S(set_deq_scale_tensor_align)
 #undef S
     cannsim::end_block();
     return 0;

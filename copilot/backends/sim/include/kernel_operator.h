@@ -32,6 +32,7 @@
 #include "cannsim/hl_softmax_ext.h"
 #include "cannsim/cmp_register.h"
 #include "cannsim/trans_data.h"
+#include "cannsim/cast_dequant.h"
 #include "cannsim/cube.h"
 
 // Old intrinsic spellings of the sync instructions.

@@ -65,7 +65,6 @@ CANNSIM_UNKNOWN_API(Neg)
 CANNSIM_UNKNOWN_API(Scatter)
 CANNSIM_UNKNOWN_API(ReducePairElem)
 CANNSIM_UNKNOWN_API(CastDeq)
-CANNSIM_UNKNOWN_API(CastDequant)
 
 template <typename... Explicit>
 inline void DataSyncBarrier(CANNSIM_LOC) { cannsim::unknown_api("DataSyncBarrier", loc.line()); }
