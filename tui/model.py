@@ -248,9 +248,17 @@ class BoardModel:
     def _ranking(self) -> dict[str, int]:
         if self._rank is None:
             ranked = sorted((r for r in self.rows.values() if r.ranked),
-                            key=lambda r: (r.time_us, r.round, r.seq))
+                            key=lambda r: (*self._fitness(r), r.round, r.seq))
             self._rank = {r.id: i + 1 for i, r in enumerate(ranked)}
         return self._rank
+
+    def _fitness(self, row: Row) -> tuple:
+        """As the engine ranks (copilot.evolution.population): by mean HAP when the task has
+        CANN-Bench baselines, else by time."""
+        if self.baselines:
+            h = scoring.candidate_hap(row.cases, self.baselines)
+            return (0, -h, row.time_us) if h is not None else (1, 0.0, row.time_us)
+        return (0, 0.0, row.time_us)
 
     def rank(self, cid: str) -> int | None:
         return self._ranking().get(cid)

@@ -52,7 +52,10 @@ def _session_item(name: str, args):
             raise BadInput(f"candidate {args.candidate} of session {name} did not pass ({cand['status']}); "
                            "only passing candidates are exported")
     else:
-        cand = best_of(cands)
+        # The session's reported best (re-validated, ranked by HAP where the task has baselines),
+        # else the fastest passing candidate (a session that never finished).
+        cand = next((c for c in cands if c["id"] == s.get("best_id") and c["status"] == "passed"), None) \
+            or best_of(cands)
         if cand is None:
             raise BadInput(f"session {name} has no passing candidate to export")
     task = load_task(s["task_path"] or s["task"])

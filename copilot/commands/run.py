@@ -138,19 +138,23 @@ def _print_summary(engine, result, doc) -> None:
 
     con = Console()
     table = Table(title=f"session {engine.session}: leaderboard (times are {doc['best']['timing'] if doc['best'] else 'estimates'})")
-    for col in ("rank", "id", "origin", "strategy", "status", "time µs", "speedup", "roofline", "marks"):
+    for col in ("rank", "id", "origin", "strategy", "status", "time µs", "speedup", "roofline", "HAP", "marks"):
         table.add_column(col)
     for row in leaderboard(result.population, result.baseline)[:20]:
         marks = " ".join(m for m, on in (("pinned", row["pinned"]), ("vetoed", row["vetoed"])) if on)
         table.add_row(str(row["rank"] or "-"), row["id"], row["origin"], row["strategy"], row["status"],
                       f"{row['time_us']:.2f} {'est.' if row['timing'] == 'estimate' else 'meas.'}" if row["time_us"] else "-",
                       f"{row['speedup']:.2f}x" if row["speedup"] else "-",
-                      f"{row['roofline_fraction']:.0%}" if row["roofline_fraction"] else "-", marks)
+                      f"{row['roofline_fraction']:.0%}" if row["roofline_fraction"] else "-",
+                      (f"{row['hap']:.2f}" + (" est." if row["timing"] == "estimate" else "")) if row["hap"] is not None
+                      else "-", marks)
     con.print(table)
     best = doc["best"]
     if best:
         con.print(f"best {best['id']}: {best['time_us']} us ({best['timing']}), "
                   f"{best['speedup_vs_baseline'] or 0:.2f}x vs baseline"
+                  + (f", HAP {best['hap']:.2f} and {best['speedup_vs_vendor']:.2f}x vs the vendor"
+                     f"{' (est.)' if best['timing'] == 'estimate' else ''}" if best["hap"] is not None else "")
                   + (f", written to {best['kernel_path']}" if best["kernel_path"] else ""))
     else:
         con.print("[red]no passing kernel[/red]")

@@ -162,6 +162,8 @@ class EvolutionResult:
     round1_best: Candidate | None
     rounds: list[RoundSummary]
     population: Population
+    best_hap: float | None = None               # mean HAP of the best (tasks with baselines; est. on sim)
+    speedup_vs_vendor: float | None = None      # geomean of baseline / time over its timed cases
 
     def speedup_vs(self, ref: Candidate | None) -> float | None:
         if not (self.best and ref and self.best.time_us and ref.time_us):
@@ -182,6 +184,12 @@ class EvolutionEngine:
         self.session = session
         self.rng = random.Random(self.settings.seed)
         self.population = Population(self.rng)
+        # CANN-Bench's baselines for this task and chip: the fitness is then the mean HAP.
+        from copilot.scoring import task_baselines
+
+        self.baselines = task_baselines(getattr(task, "path", None), self.settings.chip)
+        self.population.by_hap = bool(self.baselines)
+        self.cases: dict[str, list[dict[str, Any]]] = {}   # candidate id -> its evaluation's cases
         self.strategies = strategies or round_one_strategies(task)
         self.steer = ""
         self.rejected_strategies: list[str] = []
@@ -206,6 +214,8 @@ class EvolutionEngine:
         if state.random_state:
             e.rng = decode_random(state.random_state)
             e.population.rng = e.rng
+        # A stored session keeps no per-case figures: restored candidates rank by time after those
+        # this run evaluates with a HAP.
         for c in state.candidates:
             e.population.add(c)
             if c.vetoed and c.strategy and c.strategy not in e.rejected_strategies:
@@ -237,12 +247,12 @@ class EvolutionEngine:
                 if (await self._ask_decision(r)).action == "stop":
                     raise _Stop(f"stopped by the engineer after round {r}")
             stale = 0
-            best_before = self._best_time()
+            best_before = self._best_fitness()
             while self.next_round <= self.settings.rounds:
                 r = self.next_round
                 await self._run_round(r)
                 self.next_round = r + 1
-                best_now = self._best_time()
+                best_now = self._best_fitness()
                 stale = 0 if best_now < best_before else stale + 1
                 best_before = min(best_before, best_now)
                 if self._target_reached():
@@ -268,8 +278,15 @@ class EvolutionEngine:
             reason = f"{reason}; no baseline: {self._baseline_failure}"
         self.sink.emit(SessionFinished(self.session, status=status, best_id=best.id if best else None,
                                        reason=reason))
+        hap = vendor = None
+        if best is not None and self.baselines:
+            from copilot.scoring import candidate_hap
+
+            cases = self.cases.get(best.id, [])
+            hap = candidate_hap(cases, self.baselines)
+            vendor = vendor_speedup(cases, self.baselines)
         return EvolutionResult(status, reason, best, self.baseline, self._round1_best(), self.rounds,
-                               self.population)
+                               self.population, best_hap=hap, speedup_vs_vendor=vendor)
 
     def apply_decision(self, round_: int, d: RoundDecision) -> list[Candidate]:
         """Pins, vetoes and steering take effect now; edits are returned for evaluation."""
@@ -402,6 +419,14 @@ class EvolutionEngine:
 
     def _record(self, c: Candidate, ev: Evaluation) -> None:
         c.status = ev.status  # type: ignore[assignment]
+        self.cases[c.id] = ev.cases
+        self.population.hap.pop(c.id, None)
+        if self.baselines and ev.status == "passed":
+            from copilot.scoring import candidate_hap
+
+            h = candidate_hap(ev.cases, self.baselines)
+            if h is not None:
+                self.population.hap[c.id] = h
         c.time_us, c.timing, c.roofline_fraction = ev.time_us, ev.timing, ev.roofline_fraction  # type: ignore[assignment]
         perf = [x for x in ev.cases if x.get("role") == "performance" and x.get("est_us")]
         if perf:
@@ -459,9 +484,9 @@ class EvolutionEngine:
         except KeyError:
             raise KeyError(f"no candidate '{cid}' in this session") from None
 
-    def _best_time(self) -> float:
+    def _best_fitness(self) -> tuple:
         best = self.population.best()
-        return best.time_us if best and best.time_us else math.inf
+        return self.population.fitness(best) if best and best.time_us else (2, 0.0, math.inf)
 
     def _target_reached(self) -> bool:
         t = self.settings.target_speedup
@@ -475,6 +500,15 @@ class EvolutionEngine:
         return min(r1, key=lambda c: c.time_us) if r1 else None  # type: ignore[arg-type,return-value]
 
 
+def vendor_speedup(cases: list[dict[str, Any]], baselines: dict) -> float | None:
+    """Geometric mean of the vendor's time over the candidate's (estimated) time, over its timed
+    performance cases that have a baseline."""
+    ratios = [baselines[str(c["id"])].baseline_us / c["est_us"] for c in cases
+              if c.get("role") == "performance" and c.get("est_us") and c.get("passed") is not False
+              and str(c.get("id")) in baselines]
+    return math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else None
+
+
 def leaderboard(pop: Population, baseline: Candidate | None = None) -> list[dict[str, Any]]:
     """Every candidate, passing ones first by time, with the figures the UI and CLI show."""
     ranked = pop.ranked()
@@ -486,6 +520,6 @@ def leaderboard(pop: Population, baseline: Candidate | None = None) -> list[dict
                                                    and c.status == "passed") else None
         rows.append({"rank": rank.get(c.id), "id": c.id, "round": c.round, "origin": c.origin,
                      "strategy": c.strategy, "status": c.status, "time_us": c.time_us, "timing": c.timing,
-                     "speedup": speed, "roofline_fraction": c.roofline_fraction,
+                     "speedup": speed, "roofline_fraction": c.roofline_fraction, "hap": pop.hap.get(c.id),
                      "pinned": c.pinned, "vetoed": c.vetoed, "tier": pop.tier_of(c.id)})
     return rows

@@ -3,8 +3,8 @@
 lint (what is visibly wrong in the source) → build → one smoke case → every correctness case
 (the quick tier; for a task that is not built in, also the shrunk twins of its larger cases, so
 the tier has every dtype, value range, rank and alignment class of the task) → the performance
-cases (time ESTIMATED by the cost model). The winner's `confirm` runs every other case of the
-task before it is reported correct. Each step stops the
+cases (time ESTIMATED by the cost model). The winner's `confirm` builds it again and judges every
+case of the task on fresh inputs before it is reported correct. Each step stops the
 cascade on failure, so a broken candidate costs a compile, not a suite. Results are cached by the
 candidate's normalized code, and references (the fp64 oracle) by case: a round of variants of the
 same task computes each golden once.
@@ -61,6 +61,10 @@ class _Ref:
     ref: object
 
 
+# Dtype combinations of one candidate compiled at once (the machine has two cores).
+BUILD_WORKERS = 2
+
+
 def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
@@ -78,7 +82,7 @@ class SimEvaluator:
         self.workdir = Path(workdir or cache_dir() / "candidates")
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._cache: dict[str, Evaluation] = {}
-        self._refs: dict[tuple[str, str], _Ref] = {}
+        self._refs: dict[tuple[str, str, int], _Ref] = {}
         self._tiers: dict[str, list[Case]] = {}
         self._lock = threading.Lock()
 
@@ -103,16 +107,17 @@ class SimEvaluator:
         findings = lint(candidate.code)
         if any(f["severity"] == "error" for f in findings):
             return Evaluation("build_failed", diagnostics=findings, build_ok=False)
-        path = self.workdir / f"{task.name}-{code_hash(candidate.code)}.cpp"
-        if not path.exists():
-            path.write_text(candidate.code, encoding="utf-8")
-
+        path = self._source(task, candidate)
         tier = self.correctness_cases(task)
         smoke = min(tier, key=lambda c: c.total_numel)
         ordered = [smoke] + [c for c in tier if c is not smoke]
-        builds: dict[tuple, object] = {}
         cases_out, diags = [], list(findings)
-        build_seconds = 0.0
+        builds, build_seconds = self._build_all(task, path, ordered + select_cases(task, self.perf))
+        for b in builds.values():
+            diags += [d.to_json() for d in b.diagnostics]
+        if not all(b.ok for b in builds.values()):
+            return Evaluation("build_failed", diagnostics=_dedupe(diags), build_ok=False,
+                              build_seconds=build_seconds)
         for case in ordered:
             failed, seconds = self._judge(task, case, builds, path, cases_out, diags)
             build_seconds += seconds
@@ -143,6 +148,29 @@ class SimEvaluator:
 
     # Pieces -------------------------------------------------------------------------------
 
+    def _source(self, task: Task, candidate: Candidate) -> Path:
+        """The candidate's file: one directory per candidate, the file named after the task, so
+        candidates whose device halves are the same share their compiled device objects."""
+        path = self.workdir / f"{task.name}-{code_hash(candidate.code)}" / f"{task.name}.cpp"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(candidate.code, encoding="utf-8")
+        return path
+
+    def _build_all(self, task: Task, path: Path, cases: list[Case]) -> tuple[dict, float]:
+        """Every dtype combination the cases need, built at once ({combination: Build}, seconds)."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from copilot.backends import sim
+        from copilot.costmodel.estimate import output_shapes
+
+        combos = list(dict.fromkeys(tuple(c.dtypes) + tuple(o.dtype for o in output_shapes(task, c))
+                                    for c in cases))
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=BUILD_WORKERS) as pool:
+            done = list(pool.map(lambda k: sim.build(path, task, list(k), self.chip), combos))
+        return dict(zip(combos, done)), time.perf_counter() - t0
+
     def correctness_cases(self, task: Task) -> list[Case]:
         """The correctness tier: the quick tier, and for a task that is not built in (a public
         task's quick tier is 1-4 small cases) the twins of its larger cases too."""
@@ -157,7 +185,7 @@ class SimEvaluator:
         return hit
 
     def _judge(self, task: Task, case: Case, builds: dict, path: Path, cases_out: list,
-               diags: list) -> tuple[Evaluation | None, float]:
+               diags: list, seed: int | None = None) -> tuple[Evaluation | None, float]:
         """Build (once per dtype combination), run and judge one correctness case, appending its
         row and diagnostics: (the Evaluation that stops the cascade if it failed, else None;
         seconds spent building)."""
@@ -165,7 +193,7 @@ class SimEvaluator:
         from copilot.oracle import run_verdict
 
         seconds = 0.0
-        r = self._reference(task, case)
+        r = self._reference(task, case, seed)
         out_dtypes = [o.dtype for o in r.ref.outputs]
         bkey = tuple(case.dtypes) + tuple(out_dtypes)
         b = builds.get(bkey)
@@ -175,8 +203,8 @@ class SimEvaluator:
             seconds = time.perf_counter() - t0
             builds[bkey] = b
             diags += [d.to_json() for d in b.diagnostics]
-            if not b.ok:
-                return Evaluation("build_failed", diagnostics=diags, build_ok=False), seconds
+        if not b.ok:
+            return Evaluation("build_failed", diagnostics=_dedupe(diags), build_ok=False), seconds
         run = sim.run(b, task, case, r.inputs, outputs=r.ref.outputs, chip=self.chip)
         diags += [d.to_json() for d in run.diagnostics]
         verdict = run_verdict(task, r.ref, run, r.inputs, case)
@@ -190,20 +218,23 @@ class SimEvaluator:
         return Evaluation("crashed" if crashed else "incorrect", cases=cases_out,
                           diagnostics=_dedupe(diags)), seconds
 
-    def _reference(self, task: Task, case: Case) -> _Ref:
+    def _reference(self, task: Task, case: Case, seed: int | None = None) -> _Ref:
         from copilot.oracle import make_inputs, reference
 
-        k = (task.name, case.id)
+        seed = self.seed if seed is None else seed
+        k = (task.name, case.id, seed)
         with self._lock:
             hit = self._refs.get(k)
         if hit is None:
-            inputs = make_inputs(task, case, self.seed)
+            inputs = make_inputs(task, case, seed)
             hit = _Ref(inputs, reference(task, case, inputs))
-            with self._lock:
-                self._refs[k] = hit
+            if seed == self.seed:       # the re-validation's fresh inputs are used once
+                with self._lock:
+                    self._refs[k] = hit
         return hit
 
-    def _time_case(self, task: Task, case: Case, builds: dict, path: Path, full: bool = False):
+    def _time_case(self, task: Task, case: Case, builds: dict, path: Path, full: bool = False,
+                   seed: int | None = None):
         """(est_us, roofline_fraction, extra) for one performance case, judged: the run that gives
         the estimate runs the sampled blocks (every block when `full`) on real inputs, and the
         elements they wrote are compared with the oracle. An Evaluation (one case) when that run
@@ -216,7 +247,7 @@ class SimEvaluator:
         if not b.ok:
             return None
         try:
-            r = self._reference(task, case)
+            r = self._reference(task, case, seed)
         except CaseTooLarge:        # no oracle fits: count-only estimate, marked unjudged
             est = estimate_case(b, task, case, self.chip, outs)
             if est is None:
@@ -238,40 +269,56 @@ class SimEvaluator:
                                                      "judged": judged}
 
     def confirm(self, task: Task, candidate: Candidate) -> Evaluation:
-        """The winner's check before it is reported: every performance case run in full (all
-        blocks, every element judged) and every other case of the task judged, so a kernel is
-        reported correct on all of them. 'passed' with the full-run estimate, or the failure."""
+        """The winner's re-validation before it is exported or reported as best (the benchmark's
+        second trial): built again for every dtype combination, every case of the task judged on
+        fresh inputs (another seed than the cascade's), every performance case run in full (all
+        blocks, every element judged). 'passed' with the full-run estimate, or the failure with an
+        EVO.REVALIDATION diagnostic naming the case."""
         from copilot.oracle import CaseTooLarge
         from copilot.tasks import select_cases
 
-        path = self.workdir / f"{task.name}-{code_hash(candidate.code)}.cpp"
-        if not path.exists():
-            path.write_text(candidate.code, encoding="utf-8")
-        builds: dict = {}
-        cases_out, times = [], []
+        path = self._source(task, candidate)
         perf = select_cases(task, self.perf)
-        judged = {c.id for c in self.correctness_cases(task)} | {c.id for c in perf}
-        diags: list = []
-        for case in task.cases:         # every case of the task the cascade did not judge
-            if case.id in judged:
+        builds, _ = self._build_all(task, path, list(task.cases) + perf)
+        diags = [d.to_json() for b in builds.values() for d in b.diagnostics]
+        if not all(b.ok for b in builds.values()):
+            return _demoted(Evaluation("build_failed", diagnostics=_dedupe(diags), build_ok=False),
+                            "it no longer builds")
+        seed = self.seed + REVALIDATION_SEED
+        cases_out, times = [], []
+        perf_ids = {c.id for c in perf}
+        for case in task.cases:
+            if case.id in perf_ids:          # judged in full below
                 continue
             try:
-                failed, _ = self._judge(task, case, builds, path, cases_out, diags)
+                failed, _ = self._judge(task, case, builds, path, cases_out, diags, seed=seed)
             except CaseTooLarge as e:   # no oracle fits: correctness rests on its twin
                 cases_out.append({"id": case.id, "role": "correctness", "passed": None,
                                   "failure_class": "too_large", "message": str(e)})
                 continue
             if failed is not None:
-                return failed
+                return _demoted(failed, f"case {case.id} failed on fresh inputs (seed {seed})")
         for case in perf:
-            timed = self._time_case(task, case, builds, path, full=True)
+            timed = self._time_case(task, case, builds, path, full=True, seed=seed)
             if isinstance(timed, Evaluation):
-                return Evaluation(timed.status, cases=timed.cases, diagnostics=timed.diagnostics)
+                return _demoted(Evaluation(timed.status, cases=timed.cases, diagnostics=timed.diagnostics),
+                                f"performance case {case.id} failed its full run on fresh inputs (seed {seed})")
             if timed is None:
                 return Evaluation("passed", time_us=None, timing="estimate", cases=cases_out)
             times.append(timed[0])
             cases_out.append({"id": case.id, "role": "performance", "est_us": timed[0], **timed[2]})
         return Evaluation("passed", time_us=geomean(times) if times else None, timing="estimate", cases=cases_out)
+
+
+# The re-validation draws its inputs with the session's seed plus this (fresh values, reproducible).
+REVALIDATION_SEED = 7919
+
+
+def _demoted(ev: Evaluation, reason: str) -> Evaluation:
+    """A winner's failed re-validation, with the reason first among its diagnostics."""
+    ev.diagnostics = [{"id": "EVO.REVALIDATION", "severity": "error", "line": 0,
+                       "message": f"the best kernel was demoted: {reason}"}, *ev.diagnostics]
+    return ev
 
 
 def _num(x):

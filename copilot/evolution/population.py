@@ -1,7 +1,10 @@
 """The population of candidates: ranking, tiers, parent sampling, inspirations, duplicates.
 
-Fitness is the candidate's time (µs, geometric mean over the performance cases; estimated on the
-sim backend, measured on an NPU): lower is better. Only passing candidates are ranked.
+Fitness is the mean HAP over the performance cases (CANN-Bench's hardware-anchored score, higher is
+better) when the task has the benchmark's baselines for the chip, else the candidate's time (µs,
+geometric mean over the performance cases): lower is better. Both are estimated on the sim backend,
+measured on an NPU. Only passing candidates are ranked; with baselines, a passing candidate without
+a HAP (no timed case with a baseline) ranks after those with one.
 Tiers follow the collaborative-evolution scheme: the top 30 % are exploited, the middle 40 %
 balanced, the bottom 30 % explored.
 """
@@ -60,6 +63,8 @@ class Population:
         self.candidates: dict[str, Candidate] = {}
         self.hashes: dict[str, str] = {}          # code hash -> first candidate id with it
         self.rng = rng or random.Random(0)
+        self.hap: dict[str, float] = {}           # candidate id -> mean HAP (tasks with baselines)
+        self.by_hap = False                       # rank by HAP (the task has baselines)
 
     def __len__(self) -> int:
         return len(self.candidates)
@@ -78,9 +83,16 @@ class Population:
     def passing(self) -> list[Candidate]:
         return [c for c in self.candidates.values() if c.status == "passed" and c.time_us]
 
+    def fitness(self, c: Candidate) -> tuple:
+        """The sort key of a passing candidate: smaller is better."""
+        if self.by_hap:
+            h = self.hap.get(c.id)
+            return (0, -h, c.time_us) if h is not None else (1, 0.0, c.time_us)
+        return (0, 0.0, c.time_us)
+
     def ranked(self) -> list[Candidate]:
-        """Passing candidates, fastest first (ties: earlier id first)."""
-        return sorted(self.passing(), key=lambda c: (c.time_us, c.round, c.id))
+        """Passing candidates, best first (ties: earlier id first)."""
+        return sorted(self.passing(), key=lambda c: (*self.fitness(c), c.round, c.id))
 
     def best(self) -> Candidate | None:
         ranked = self.ranked()

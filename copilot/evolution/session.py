@@ -114,6 +114,9 @@ def result_json(engine: EvolutionEngine, result: EvolutionResult, cfg: SessionCo
             "speedup_vs_baseline": result.speedup_vs(result.baseline),
             "speedup_vs_round1": result.speedup_vs(result.round1_best),
             "roofline_fraction": best.roofline_fraction,
+            # CANN-Bench's score against the vendor's kernels (None without baselines for the task)
+            "hap": result.best_hap,
+            "speedup_vs_vendor": result.speedup_vs_vendor,
         },
         "rounds": [{"round": r.round, "candidates": r.candidates, "passed": r.passed,
                     "best_time_us": r.best_time_us} for r in result.rounds],

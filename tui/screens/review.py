@@ -33,6 +33,9 @@ def round_summary(m: BoardModel, round_: int, rounds_left: int, draft_text: str)
         sp = m.speedup(best)
         if sp:
             head.append(f" · {sp:.2f}× vs baseline {format_time(base.time_us, base.timing)}")
+        hap = m.hap_text(best)
+        if hap != "—":
+            head.append(f" · HAP {hap}{' est.' if best.timing == 'estimate' else ''}")
         head.append("\n")
         if best.round == round_ and prev_best and best.time_us < prev_best:
             head.append(f"▲ new best this round: {prev_best:.2f} → {best.time_us:.2f} µs "

@@ -1,0 +1,191 @@
+"""How fast offline evolution evaluates candidates: candidates per minute over whole sessions and
+the split of one candidate's evaluation (build / correctness runs / performance runs / Python).
+
+    .venv/bin/python bench/evolution_speed.py [--tasks rms_norm softmax gelu] [--rounds 2] [--variants 4]
+        [--before COMMIT] [--out bench/results/evolution_speed.json]
+
+Each session runs the offline agent (`cannpilot run --agent offline`, auto decisions) in its own
+process with an empty build cache (the precompiled headers and the launcher object are shared,
+built once before timing). `--before COMMIT` also runs the tree of that commit (exported with
+`git archive`, read-only) on the same tasks, interleaved with this tree, so the two are compared
+within one run on the same machine load; read the ratios. "Candidates" are the evaluated ones
+(duplicates and proposals without code are not); the session's wall time includes the baseline,
+the lowering and the winner's confirmation. Emulator times are cost-model ESTIMATES.
+
+The split wraps the evaluator's pieces: build = the evaluation's `build_seconds` (the builds of
+every dtype combination), correctness = the `sim.run` calls of the correctness tier, performance
+= the timed performance cases (`timed_case`), Python = the rest of the evaluation (oracle
+references, judging, cascade bookkeeping). Lowering (the agent) is outside the evaluation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Runs inside the child process: one session of one tree, figures as one JSON line on stdout.
+CHILD = r'''
+import asyncio, json, sys, threading, time
+from collections import defaultdict
+task_name, rounds, variants = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+import copilot.backends.sim as sim
+import copilot.backends.sim.integrity as integrity
+from copilot.agents import offline
+from copilot.evolution import evaluate
+from copilot.evolution.session import SessionConfig, new_engine
+from copilot.tasks import load_task
+
+local = threading.local()
+per_eval = []
+lower_s = [0.0]
+
+def wrap(owner, name, label):
+    f = getattr(owner, name)
+    def timed(*a, **k):
+        t = time.perf_counter()
+        outer = getattr(local, "in_timed", False)
+        if label == "performance":
+            local.in_timed = True
+        try:
+            return f(*a, **k)
+        finally:
+            dt = time.perf_counter() - t
+            if label == "performance":
+                local.in_timed = outer
+            acc = getattr(local, "acc", None)
+            if acc is not None and not (label == "correctness" and getattr(local, "in_timed", False)):
+                acc[label] += dt
+    setattr(owner, name, timed)
+
+wrap(sim, "run", "correctness")
+wrap(integrity, "timed_case", "performance")
+f_eval = evaluate.SimEvaluator.evaluate_sync
+def evaluate_sync(self, task, cand):
+    local.acc = defaultdict(float)
+    t = time.perf_counter()
+    ev = f_eval(self, task, cand)
+    wall = time.perf_counter() - t
+    acc, local.acc = local.acc, None
+    if wall > 0.05:        # not a cache hit
+        per_eval.append({"wall": wall, "build": ev.build_seconds, "correctness": acc["correctness"],
+                         "performance": acc["performance"], "status": ev.status})
+    return ev
+evaluate.SimEvaluator.evaluate_sync = evaluate_sync
+f_lower = offline.OfflineAgent._lower
+def _lower(task, chip, knobs):
+    t = time.perf_counter()
+    try:
+        return f_lower(task, chip, knobs)
+    finally:
+        lower_s[0] += time.perf_counter() - t
+offline.OfflineAgent._lower = staticmethod(_lower)
+
+class Sink:
+    def __init__(self): self.events = []
+    def emit(self, e): self.events.append(e)
+
+sink = Sink()
+cfg = SessionConfig(task=load_task(task_name), agent="offline", rounds=rounds, variants=variants, name="bench")
+t0 = time.perf_counter()
+engine = new_engine(cfg, [sink])
+result = asyncio.run(engine.run())
+wall = time.perf_counter() - t0
+evaluated = [e for e in sink.events if e.kind == "candidate_evaluated"
+             and e.status not in ("rejected_duplicate", "no_code")]
+best = result.best
+first = [c for c in result.population.passing() if c.round == 1]
+gen1 = min((c.time_us for c in first if c.time_us), default=None)
+print(json.dumps({"task": task_name, "wall_s": wall, "candidates": len(evaluated),
+                  "passed": sum(e.status == "passed" for e in evaluated),
+                  "per_min": 60 * len(evaluated) / wall, "lower_s": lower_s[0], "evals": per_eval,
+                  "best_us": best.time_us if best else None, "gen1_us": gen1}))
+'''
+
+
+def _export(commit: str, into: Path) -> Path:
+    tree = into / f"tree-{commit[:10]}"
+    tree.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", commit], cwd=REPO, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
+def _session(tree: Path, task: str, rounds: int, variants: int, cache: Path, pch: Path) -> dict:
+    cache.mkdir(parents=True)
+    (cache / "sim").mkdir()
+    os.symlink(pch, cache / "sim" / "pch")
+    env = {**os.environ, "CANNPILOT_CACHE": str(cache), "PYTHONPATH": str(tree)}
+    proc = subprocess.run(["nice", "-n", "10", sys.executable, "-c", CHILD, task, str(rounds), str(variants)],
+                          cwd=tree, env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"session {task} in {tree} failed: {proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _split(evals: list[dict]) -> dict:
+    if not evals:
+        return {}
+    out = {k: statistics.median(e[k] for e in evals) for k in ("wall", "build", "correctness", "performance")}
+    out["python"] = statistics.median(e["wall"] - e["build"] - e["correctness"] - e["performance"] for e in evals)
+    return {k: round(v, 2) for k, v in out.items()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tasks", nargs="+", default=["rms_norm", "softmax", "gelu"])
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--variants", type=int, default=4)
+    ap.add_argument("--before", help="a commit to compare with (its tree, exported read-only)")
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "evolution_speed.json"))
+    args = ap.parse_args()
+
+    sys.path.insert(0, str(REPO))
+    import importlib
+
+    build_mod = importlib.import_module("copilot.backends.sim.build")
+    from copilot.chips import load_chip
+
+    work = Path(tempfile.mkdtemp(prefix="cannpilot-evo-speed-"))
+    chip = load_chip("910B2")
+    build_mod.ensure_pch(chip)
+    build_mod.ensure_harness_object(chip)
+    pch = build_mod.cache_dir() / "pch"
+    trees = {"after": REPO}
+    if args.before:
+        trees = {"before": _export(args.before, work), "after": REPO}
+    load = os.getloadavg()
+    runs: dict[str, list[dict]] = {name: [] for name in trees}
+    for i, task in enumerate(args.tasks):
+        order = list(trees) if i % 2 == 0 else list(reversed(trees))
+        for name in order:
+            r = _session(trees[name], task, args.rounds, args.variants, work / f"cache-{name}-{task}", pch)
+            runs[name].append(r)
+            print(f"{name:6s} {task:14s} {r['candidates']:3d} candidates in {r['wall_s']:7.1f} s = "
+                  f"{r['per_min']:5.1f}/min; split {_split(r['evals'])}", flush=True)
+    summary = {}
+    for name, rs in runs.items():
+        total_c, total_s = sum(r["candidates"] for r in rs), sum(r["wall_s"] for r in rs)
+        summary[name] = {"candidates": total_c, "wall_s": round(total_s, 1),
+                         "per_min_whole_run": round(60 * total_c / total_s, 2),
+                         "per_min_median_session": round(statistics.median(r["per_min"] for r in rs), 2),
+                         "split_median_s": _split([e for r in rs for e in r["evals"]])}
+    if "before" in summary:
+        summary["ratio_per_min_after_over_before"] = round(summary["after"]["per_min_whole_run"]
+                                                           / summary["before"]["per_min_whole_run"], 2)
+    doc = {"tasks": args.tasks, "rounds": args.rounds, "variants": args.variants, "before": args.before,
+           "load_before": load, "load_after": os.getloadavg(), "timing": "estimate", "summary": summary, "runs": runs}
+    Path(args.out).write_text(json.dumps(doc, indent=1))
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
