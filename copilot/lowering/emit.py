@@ -82,7 +82,7 @@ def _flt(v: float) -> str:
 class VariantCode:
     """Pass schedule and slot assignment of one variant's program."""
 
-    def __init__(self, prog: Program, plan: Plan, staged: frozenset = frozenset()):
+    def __init__(self, prog: Program, plan: Plan, staged: frozenset = frozenset(), resident: bool = True):
         self.p = prog
         nodes = prog.nodes
         self.avail = [0] * len(nodes)
@@ -122,8 +122,9 @@ class VariantCode:
             for i in self.pass_nodes[q]:
                 if nodes[i].op == "load":
                     use_pass.setdefault(i, []).append(q)
+        # (knob row_residency=reload: no resident slots, every pass reloads its inputs)
         self.first_pass = {i: qs[0] for i, qs in use_pass.items()
-                           if len(qs) > 1 or nodes[i].params["load"] in staged}
+                           if (len(qs) > 1 and resident) or nodes[i].params["load"] in staged}
         # Inputs the same for every row (gamma, beta, bias) are staged: loaded on the first tile
         # of the core, replicated over its rows, and kept for every later tile.
         self.staged = {i for i in self.first_pass if nodes[i].params["load"] in staged}
@@ -182,8 +183,10 @@ class Emitter:
         self.task = plan.task
         self.op = self.task.name
         self.cls = _camel(self.op)
-        self.staged = _row_invariant_loads(plan)
-        self.vcs = [VariantCode(p, plan, self.staged) for p in plan.programs]
+        # structural knobs (copilot/lowering/knobs.py): staging of row-invariant operands, residency
+        self.staged = _row_invariant_loads(plan) if knobs.get("stage_invariant", "stage") == "stage" else frozenset()
+        self.vcs = [VariantCode(p, plan, self.staged, knobs.get("row_residency", "keep") == "keep")
+                    for p in plan.programs]
         self.nslot = max(v.nslot for v in self.vcs)
         self.nstat = max(1, max(len(v.stats) for v in self.vcs))
         self.ops = set().union(*(v.ops for v in self.vcs))

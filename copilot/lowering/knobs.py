@@ -36,12 +36,45 @@ KNOBS: dict[str, Knob] = {k.name: k for k in [
          "rows longer than this are split along D and reduced in passes (0 = only when a row does "
          "not fit the UB)"),
     Knob("ub_reserve_bytes", (0, 8192, 16384), 8192, "UB bytes kept free besides the fixed buffers"),
+    # Structural choices (each legal only where the plan has what it changes; see `applicable`).
+    Knob("row_residency", ("keep", "reload"), "keep",
+         "keep: an input several reduction passes read stays resident in UB (read from GM once per "
+         "tile); reload: every pass reads it again (fewer UB slots, so longer tiles)"),
+    Knob("stage_invariant", ("stage", "per_tile"), "stage",
+         "stage: an operand the same for every row (gamma, beta, bias) is loaded once per core and "
+         "kept; per_tile: loaded with every tile (its slot is free between tiles)"),
 ]}
+
+STRUCTURAL = ("row_residency", "stage_invariant")
 
 
 def knob_space(task=None) -> dict[str, list]:
-    """Every knob and its candidate values (the same for every supported task)."""
-    return {k.name: list(k.values) for k in KNOBS.values()}
+    """Every knob and its candidate values; for a task, the structural knobs only where they
+    change its kernel."""
+    keep = applicable(task) if task is not None else set(STRUCTURAL)
+    return {k.name: list(k.values) for k in KNOBS.values() if k.name not in STRUCTURAL or k.name in keep}
+
+
+def applicable(task) -> set[str]:
+    """The structural knobs that change `task`'s kernel (legality): row_residency where an input
+    is read by more than one reduction pass, stage_invariant where an operand is the same for
+    every row. None for a task the lowering does not plan."""
+    from copilot.lowering import plan_task
+    from copilot.lowering.emit import VariantCode, _row_invariant_loads
+    from copilot.lowering.plan import Plan
+
+    try:
+        plan = plan_task(task)
+    except (BadInput, Unsupported):
+        return set()
+    if not isinstance(plan, Plan) or plan.axis_rule is None:
+        return set()
+    out = set()
+    if any(len(VariantCode(p, plan).first_pass) for p in plan.programs):
+        out.add("row_residency")
+    if _row_invariant_loads(plan):
+        out.add("stage_invariant")
+    return out
 
 
 def default_knobs(task=None) -> dict:
@@ -74,9 +107,9 @@ def resolve(knobs: dict | None) -> dict:
     if out["buffer_num"] not in (1, 2):
         raise BadInput(f"knob buffer_num={out['buffer_num']}: must be 1 or 2 (L2.BUFFER_COUNT: at most "
                        "8 queue buffers per position; the kernel holds up to 4 queues per position)")
-    if out["block_dim_policy"] not in KNOBS["block_dim_policy"].values:
-        raise BadInput(f"knob block_dim_policy={out['block_dim_policy']}: one of "
-                       f"{', '.join(KNOBS['block_dim_policy'].values)}")
+    for name in ("block_dim_policy", *STRUCTURAL):
+        if out[name] not in KNOBS[name].values:
+            raise BadInput(f"knob {name}={out[name]}: one of {', '.join(KNOBS[name].values)}")
     te = out["tile_elems"]
     if not isinstance(te, int) or te < 0 or te % 64:
         raise BadInput(f"knob tile_elems={te}: a multiple of 64 (L2.REPEAT/Compare count rule: "
