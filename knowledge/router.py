@@ -189,6 +189,24 @@ def _sample_inputs(task):
     return out
 
 
+def trace_case(task) -> GoldenTrace | None:
+    """The golden traced on the real inputs of the task's smallest correctness case, called as
+    the oracle calls it (inputs by name where the golden takes them so, optional inputs omitted,
+    tensor lists); None when the task has no cases or its inputs cannot be made."""
+    try:
+        from copilot.oracle import make_inputs
+        from copilot.oracle.golden import golden_arguments
+
+        cases = list(task.quick_cases() or task.cases)
+        if not cases:
+            return None
+        case = min(cases, key=lambda c: c.total_numel)
+        args, kwargs = golden_arguments(task, case, make_inputs(task, case))
+    except Exception:
+        return None
+    return trace_golden(lambda: task.golden(*args, **kwargs), [], {})
+
+
 @dataclass
 class Routing:
     """The patterns of a task (most specific first) and, when part of it is a guess, why."""
@@ -241,6 +259,8 @@ def route_task(task, *, trace: bool = True) -> Routing:
                 merged.update(case_attrs)
             if inputs:
                 tr = trace_golden(golden, inputs, merged)
+                if tr.error:                    # retry as the oracle calls it, on a real case
+                    tr = trace_case(task) or tr
                 if tr.error:
                     note(f"the golden failed on sample inputs ({tr.error}); patterns from "
                          f"{'the category only' if out else 'no evidence'}")
@@ -250,7 +270,11 @@ def route_task(task, *, trace: bool = True) -> Routing:
             else:
                 note("no sample inputs for the golden (the task has no cases); its graph was not traced")
         except Exception as exc:    # inputs that cannot be made: routing goes on without the graph
-            note(f"could not trace the golden ({type(exc).__name__}: {exc})")
+            tr = trace_case(task)
+            if tr is not None and not tr.error:
+                out += [p for p in classify_trace(tr) if p not in out]
+            else:
+                note(f"could not trace the golden ({type(exc).__name__}: {exc})")
     if not out:
         note("neither a known category nor a traced golden graph: elementwise is a guess")
         out = ["elementwise"]

@@ -485,3 +485,24 @@ def test_generation_1_shows_the_cards_of_the_goldens_own_operations(tmp_path):
           outputs: [{name: y, dtype: [float32]}]
         """, "cases:\n- {case_id: 1, input_shape: [[64]], dtype: [float32]}\n",
         "import torch\ndef plain(x):\n    return torch.exp(x)\n", name="plain")), [], "910B2") == ""
+
+
+def test_an_omitted_optional_input_reaches_the_prompt_and_the_router_traces_its_golden(tmp_path):
+    from copilot.agents.prompts import task_statement
+    from knowledge.router import route_task
+    from tests.test_cannbench_intake import _task
+
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          inputs: [{name: x, dtype: [float32]}, {name: bias, dtype: [float32], optional: true}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[64, 32], null], dtype: [float32, float32]}
+        """, "import torch\ndef probe_op(x, bias=None):\n"
+             "    return torch.softmax(x if bias is None else x + bias, dim=-1)\n")
+    task = load_task(d)
+    assert "[64,32] x None (omitted) float32" in task_statement(task)
+    r = route_task(task)
+    assert r.patterns[0] == "softmax" and not r.notes

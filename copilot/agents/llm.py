@@ -320,18 +320,10 @@ MAX_OP_CARDS = 4
 def golden_ops(task: Task) -> list[str]:
     """The aten ops the golden runs on the smallest correctness case (as the oracle calls it);
     [] when it cannot be run."""
-    try:
-        from copilot.oracle import make_inputs
-        from copilot.oracle.golden import golden_arguments
-        from knowledge.router import trace_golden
+    from knowledge.router import trace_case
 
-        cases = task.quick_cases() or list(task.cases)
-        case = min(cases, key=lambda c: c.total_numel)
-        args, kwargs = golden_arguments(task, case, make_inputs(task, case))
-        tr = trace_golden(lambda: task.golden(*args, **kwargs), [], {})
-        return [] if tr.error else list(dict.fromkeys(tr.ops))
-    except Exception:                   # a golden we cannot run here: the pattern's slice stands
-        return []
+    tr = trace_case(task)
+    return [] if tr is None or tr.error else list(dict.fromkeys(tr.ops))
 
 
 def op_cards(task: Task, shown: list[str], chip: str) -> str:

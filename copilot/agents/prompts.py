@@ -49,7 +49,7 @@ def task_statement(task: Task) -> str:
     ins = ", ".join(f"{i.name}: {'|'.join(i.dtypes)}" for i in task.inputs)
     outs = ", ".join(f"{o.name}: {'|'.join(o.dtypes)}" for o in task.outputs)
     attrs = ", ".join(f"{a.name}: {a.type} = {a.default!r}" for a in task.attrs) or "none"
-    shapes = "; ".join(" x ".join("[" + ",".join(map(str, s)) + "]" for s in c.shapes) + f" {c.dtypes[0]}"
+    shapes = "; ".join(" x ".join(_shape(s) for s in c.shapes) + " " + "/".join(d for d in c.dtypes if d)
                        for c in task.cases[:6])
     lines = [f"Operator {task.op_name} ({task.category}).",
              f"Formula: {task.formula}" if task.formula else "",
@@ -59,6 +59,15 @@ def task_statement(task: Task) -> str:
              "Where the description and its golden code disagree, the golden decides: every case is judged "
              "against the golden's outputs." if task.desc_text.strip() else ""]
     return "\n".join(x for x in lines if x)
+
+
+def _shape(s) -> str:
+    """`[1024,1024]`; a tensor list as `{[96,64],[96,32]}`; an omitted optional input as `None`."""
+    if s is None:
+        return "None (omitted)"
+    if isinstance(s, list):
+        return "{" + ",".join(_shape(e) for e in s) + "}"
+    return "[" + ",".join(map(str, s)) + "]"
 
 
 def contract(task: Task) -> str:
