@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.test_sim_device import SRC, _build
+from tests.test_sim_device import REPO, SRC, _build
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required")
 
@@ -113,6 +113,25 @@ def test_cost_counters_by_pipe(cube_bin, tmp_path):
     assert by[("MTE2", "DataCopy")]["calls"] == 2
 
 
+def test_cube_pipes_on_the_timeline(cube_bin, tmp_path):
+    from copilot.costmodel import cost_params
+
+    line = cost_params("910B2").cxx_line(1).removeprefix("cost ")
+    m, n, k = 64, 64, 256
+    _matmul(cube_bin, tmp_path, "half", m, n, k)
+    r = subprocess.run([str(cube_bin), "dtype=half", f"m={m}", f"n={n}", f"k={k}", f"a={tmp_path / 'a.bin'}",
+                        f"b={tmp_path / 'b.bin'}", f"c={tmp_path / 'c.bin'}", f"cost={line}"],
+                       capture_output=True, text=True, timeout=60)
+    cost = json.loads(r.stdout.splitlines()[0])
+    pipes = cost["pipes_us"]
+    p = cost_params("910B2")
+    mmad_us = (p.cube_issue_cycles + m * n * k / p.cube_macs_b16) / (p.clock_ghz * 1e3)
+    assert pipes["M"] == pytest.approx(mmad_us, rel=1e-3)          # an ESTIMATE of the model, not a measurement
+    assert pipes["MTE1"] > 0 and pipes["FIX"] > 0 and pipes["MTE2"] > 0
+    assert cost["gm_bytes_out"] == m * n * 4                         # Fixpipe's GM writes
+    assert cost["us"] >= max(pipes.values())
+
+
 RULES = [(line.split(":")[0].split()[-1], line.split(":")[1].strip())
          for line in (SRC / "cube_rules.cpp").read_text().splitlines() if line.startswith("// EXPECT ")]
 
@@ -130,3 +149,27 @@ def test_rule_ids(rules_bin, scenario, expected):
 def test_l0c_is_larger_on_950(rules_bin):
     r = subprocess.run([str(rules_bin), "l0c_capacity", "3510"], capture_output=True, text=True, timeout=30)
     assert "L2.L0C_CAPACITY" not in r.stderr
+
+
+def test_bound_class_cube():
+    from copilot.costmodel import classify
+
+    assert classify({"M": 40.0, "MTE2": 10.0, "V": 0.0, "S": 2.0}, 50.0, 5.0) == "cube"
+    assert classify({"M": 5.0, "MTE2": 40.0}, 50.0, 5.0) == "memory"
+
+
+CANNBENCH = REPO.parent / "shared" / "cannbench"
+
+
+@pytest.mark.skipif(not CANNBENCH.exists(), reason="CANN-Bench is not beside the repository (../shared/cannbench)")
+def test_roofline_cube_term_reproduces_the_benchmark_bound():
+    from copilot.chips import load_chip
+    from copilot.costmodel.estimate import case_roofline, output_shapes
+    from copilot.tasks.loader import load_task
+
+    task = load_task(CANNBENCH / "tasks" / "level3" / "quant_matmul")
+    meta = json.loads((CANNBENCH / "tasks" / "metadata" / "910b2.json").read_text())["level3"]["quant_matmul"]
+    for case in [c for c in task.cases if c.id in (1, 2, 4)]:
+        t_hw, terms = case_roofline(task, case, output_shapes(task, case), load_chip("910B2"))
+        assert terms["cube_us"] == t_hw                     # int8 GEMMs are cube-bound
+        assert t_hw == pytest.approx(meta[str(case.id)]["t_hw_us"], rel=2e-3)

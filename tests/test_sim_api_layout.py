@@ -1,6 +1,6 @@
 """TransDataTo5HD (the 16-datablock lane gather behind NCHW -> NC1HWC0), the TransData library
-(NCDHW <-> NDC1HWC0, NCDHW <-> FRACTAL_Z_3D) and CastDequant of the emulator, checked against numpy
-(issue 15).
+(NCDHW <-> NDC1HWC0, NCDHW <-> FRACTAL_Z_3D), CastDequant and BilinearInterpolation of the emulator,
+checked against numpy (issue 15).
 
 `tests/sim_device/layout_ext_main.cpp` runs one call on a UB arena; rule scenarios are in
 `tests/sim_device/layout_ext_rules.cpp` (`// EXPECT: <id>` lines, nothing else may be reported).
@@ -324,6 +324,63 @@ def test_cast_dequant_is_costed_on_the_vector_pipe(arena: Arena):
         {"pipe": "V", "api": "CastDequant", "dtype": "int16_t", "calls": 1, "elements": 256, "bytes": 1024}]
 
 
+# ---------------------------------------------------------------- BilinearInterpolation
+
+def _bilinear(src0, offsets, src1, h, v, mode, blk, vro, lanes, dst):
+    out = dst.copy()
+    for vi in range(v):
+        acc = np.zeros((8, 16), np.float16)
+        for hi in range(h):
+            k = vi * h + hi
+            for b in range(8):
+                block = src0[offsets[8 * k + b] // 2:offsets[8 * k + b] // 2 + 16]
+                w = src1[8 * k + b] if mode else src1[k]
+                p = (block.astype(np.float32) * np.float32(w)).astype(np.float16)
+                acc[b] = p if hi == 0 else (acc[b].astype(np.float32) + p.astype(np.float32)).astype(np.float16)
+        for b in range(8):
+            for e in range(16):
+                if lanes[b * 16 + e]:
+                    out[vi * vro + b * blk * 16 + e] = acc[b, e]
+    return out
+
+
+def _run_bilinear(arena: Arena, src0, offsets, src1, **kw) -> np.ndarray:
+    arena.put(0, src0)
+    arena.put(8192, offsets.astype(np.uint32))
+    arena.put(12288, src1)
+    arena.put(16384, np.full(8192, -7, np.float16))
+    arena.run("BilinearInterpolation", dt="half", o0=0, n0=src0.size, oo=8192, o1=12288, n1=src1.size, od=16384,
+              ot=32768, st=src0.size * 32 + src1.size * 32, **kw)
+    return arena.get(16384, np.float16, 8192)
+
+
+def test_bilinear_interpolation_matches_the_documented_example(layout_bin: Path, tmp_path: Path):
+    a = Arena(layout_bin, tmp_path, size=128 * 1024)
+    src0 = np.arange(1, 513, dtype=np.float16)
+    got = _run_bilinear(a, src0, np.arange(32) * 32, np.arange(2, 18, dtype=np.float16), form="cont", mask=128, h=2,
+                        v=2, mode=0, dblk=1, vro=128)
+    assert list(got[:4]) == [389, 394, 399, 404] and got[255] == 4096
+    assert (got[256:] == -7).all()
+
+
+@pytest.mark.parametrize("mode", [0, 1])
+def test_bilinear_interpolation_gathers_weights_and_keeps_masked_lanes(layout_bin: Path, tmp_path: Path, mode: int):
+    rng = np.random.default_rng(16 + mode)
+    src0 = rng.uniform(-2, 2, 1024).astype(np.float16)
+    h, v, blk, vro = 3, 2, 2, 320
+    offsets = rng.integers(0, 64, h * v * 8) * 32
+    src1 = rng.uniform(-1, 1, h * v * 8).astype(np.float16)
+    m0, m1 = 0xF0F0F0F0F0F0F0F0, 0x00000000FFFFFFFF
+    a = Arena(layout_bin, tmp_path, size=128 * 1024)
+    got = _run_bilinear(a, src0, offsets, src1, form="bit", m0=m0, m1=m1, h=h, v=v, mode=mode, dblk=blk, vro=vro)
+    lanes = [(m0 >> e) & 1 if e < 64 else (m1 >> (e - 64)) & 1 for e in range(128)]
+    want = _bilinear(src0, offsets, src1, h, v, mode, blk, vro, lanes, np.full(8192, -7, np.float16))
+    assert _same(got, want)
+    rows = [c for c in a.counters() if c["api"] == "BilinearInterpolation"]
+    assert rows == [{"pipe": "V", "api": "BilinearInterpolation", "dtype": "half", "calls": 1,
+                     "elements": 2 * h * v * 128, "bytes": 3 * h * v * 128 * 2}]
+
+
 # ---------------------------------------------------------------- rules
 
 RULES = {k: v for k, v in _scenarios(RULES_SRC).items() if k != "name"}   # "name": the header comment's marker
@@ -347,7 +404,8 @@ def test_rule_reported_with_id_and_line(layout_rules_bin: Path, scenario: str):
 def test_rule_ids_have_cards_naming_these_apis():
     repo = Path(__file__).resolve().parents[1]
     for prefix, name in (("t5hd", "layout-transdata"), ("trans_data", "layout-transdata"),
-                         ("cast_dequant", "cast-dequant"), ("set_deq", "cast-dequant")):
+                         ("cast_dequant", "cast-dequant"), ("set_deq", "cast-dequant"),
+                         ("bilinear", "bilinear-interpolation")):
         card = (repo / "knowledge" / "cards" / "L4" / f"{name}.md").read_text()
         for scenario, exp in RULES.items():
             if scenario.startswith(prefix):
@@ -361,9 +419,11 @@ def test_registry_lists_both_as_emulated_with_dtypes_per_chip():
     from copilot.backends.sim.api_registry import registry
 
     by = {a["name"]: a for a in registry().to_json()["apis"]}
-    for name in ("TransDataTo5HD", "TransData", "CastDequant"):
+    for name in ("TransDataTo5HD", "TransData", "CastDequant", "BilinearInterpolation"):
         assert by[name]["status"] == "emulated", name
     assert "bfloat16_t" in by["TransDataTo5HD"]["dtypes"]["950"]
     assert "bfloat16_t" not in by["TransDataTo5HD"]["dtypes"]["A2"] and "int8_t" in by["TransDataTo5HD"]["dtypes"]["A2"]
     assert set(by["TransData"]["dtypes"]["A2"]) == {"int16_t", "uint16_t", "half", "bfloat16_t"}
     assert set(by["CastDequant"]["forms"]) == {"count", "mask-bit", "mask-continuous"}
+    assert set(by["BilinearInterpolation"]["forms"]) == {"mask-bit", "mask-continuous"}
+    assert by["BilinearInterpolation"]["dtypes"]["A2"] == ["half"]

@@ -58,6 +58,16 @@ class CostParams:
     scalar_issue_cycles: float = 2.0
     scalar_access_cycles: float = 10.0
     launch_us: float = 4.0                 # kernel launch and completion, per kernel
+    # the cube core (cannsim/cube.h): MACs per cycle by input element size, Mmad start-up, the
+    # L1 -> L0A / L0B rates (MTE1) and the L0C -> GM rate (FIX)
+    cube_macs_b16: float = 4096.0
+    cube_macs_b8: float = 8192.0
+    cube_macs_b32: float = 2048.0
+    cube_issue_cycles: float = 16.0
+    l1_to_l0a_bytes_per_cycle: float = 256.0
+    l1_to_l0b_bytes_per_cycle: float = 128.0
+    mte1_issue_cycles: float = 8.0
+    fixp_bytes_per_cycle: float = 128.0
     # the chip's fitted vector weights (`<Api>` or `<Api>.b16`/`.b32`, over API_WEIGHTS) and the
     # error band per bound class (fraction: 0.35 = a factor 1.35 either way), both from bench/calibrate.py
     weights: dict = field(default_factory=dict)
@@ -89,8 +99,18 @@ class CostParams:
             self.dma_latency_us * cyc, self.small_burst_bytes, self.gm_unaligned_efficiency,
             self.vector_bytes_per_cycle, self.vector_issue_cycles, self.scalar_issue_cycles,
             self.scalar_access_cycles, active_cores)
+        line += "".join(f" {k}={getattr(self, k):.6g}" for k in _CUBE_KEYS)
         return line + "".join(f" weight.{api}={float(w)!r}" for api, w in _checked_weights(
             self.vector_weights() if weights is None else weights).items())
+
+
+_CUBE_KEYS = ("cube_macs_b16", "cube_macs_b8", "cube_macs_b32", "cube_issue_cycles", "l1_to_l0a_bytes_per_cycle",
+              "l1_to_l0b_bytes_per_cycle", "mte1_issue_cycles", "fixp_bytes_per_cycle")
+
+
+def cube_macs_per_cycle(params: CostParams, elem_bytes: int) -> float:
+    """One cube core's MACs per cycle for inputs of `elem_bytes` (1: int8, 2: fp16/bf16, 4: fp32)."""
+    return {1: params.cube_macs_b8, 2: params.cube_macs_b16}.get(elem_bytes, params.cube_macs_b32)
 
 
 def _checked_weights(weights: dict[str, float]) -> dict[str, float]:
@@ -145,7 +165,7 @@ class Estimate:
 
     time_us: float
     pipes_us: dict[str, float]             # busy time per pipe on the critical (slowest) core
-    bottleneck: str                        # memory | vector | scalar | latency
+    bottleneck: str                        # memory | vector | cube | scalar | latency
     t_hw_us: float | None = None
     roofline_fraction: float | None = None
     block_dim: int = 0
@@ -194,9 +214,10 @@ def classify(pipes_us: dict[str, float], kernel_us: float, launch_us: float, hbm
     body = kernel_us - launch_us
     if body <= launch_us:
         return "latency"
-    mem = max(pipes_us.get("MTE2", 0.0), pipes_us.get("MTE3", 0.0), hbm_us)
-    busiest = max(("memory", mem), ("vector", pipes_us.get("V", 0.0)), ("scalar", pipes_us.get("S", 0.0)),
-                  key=lambda kv: kv[1])
+    mem = max(pipes_us.get("MTE2", 0.0), pipes_us.get("MTE3", 0.0), pipes_us.get("FIX", 0.0), hbm_us)
+    cube = max(pipes_us.get("M", 0.0), pipes_us.get("MTE1", 0.0))
+    busiest = max(("memory", mem), ("vector", pipes_us.get("V", 0.0)), ("cube", cube),
+                  ("scalar", pipes_us.get("S", 0.0)), key=lambda kv: kv[1])
     return busiest[0] if busiest[1] >= 0.5 * body else "latency"
 
 
@@ -217,14 +238,17 @@ def combine(blocks: list[dict], params: CostParams, block_dim: int) -> Estimate:
 
 
 def roofline_terms(bytes_moved: float, vector_bytes: float | None, params: CostParams, vector_cores: int,
-                   vector_note: str = "") -> dict:
-    """The roofline's terms in µs: the bytes that must cross HBM at peak bandwidth, and the vector
+                   vector_note: str = "", cube_macs: float = 0.0, cube_cores: int = 0, cube_elem_bytes: int = 2) -> dict:
+    """The roofline's terms in µs: the bytes that must cross HBM at peak bandwidth, the vector
     work the math needs (weighted bytes: repeats x API weight x 256 B) on every vector core at full
-    rate; `vector_us` is None when that work is unknown."""
+    rate (`vector_us` None when that work is unknown), and, for a golden with matrix products, its
+    MACs on every cube core at full rate (`cube_us`)."""
     t_mem = bytes_moved / (params.hbm_peak_gbps * 1e3)
     t_vec = None if vector_bytes is None else \
         vector_bytes / (vector_cores * params.vector_bytes_per_cycle * params.clock_ghz * 1e3)
     terms = {"memory_us": t_mem, "vector_us": t_vec}
+    if cube_macs > 0 and cube_cores > 0:
+        terms["cube_us"] = cube_macs / (cube_cores * cube_macs_per_cycle(params, cube_elem_bytes) * params.clock_ghz * 1e3)
     if t_vec is None:
         terms["vector_note"] = vector_note or "the vector work of the golden is unknown"
     return terms
@@ -233,7 +257,12 @@ def roofline_terms(bytes_moved: float, vector_bytes: float | None, params: CostP
 def roofline_us(bytes_moved: float, vector_bytes: float | None, params: CostParams, vector_cores: int) -> float:
     """The hardware lower bound: the longer of the roofline's terms (see `roofline_terms`)."""
     terms = roofline_terms(bytes_moved, vector_bytes, params, vector_cores)
-    return max(terms["memory_us"], terms["vector_us"] or 0.0)
+    return roofline_bound(terms)
+
+
+def roofline_bound(terms: dict) -> float:
+    """t_hw: the longest of the memory, vector and cube terms."""
+    return max(terms["memory_us"], terms.get("vector_us") or 0.0, terms.get("cube_us") or 0.0)
 
 
 def with_roofline(est: Estimate, t_hw_us: float, terms: dict | None = None) -> Estimate:

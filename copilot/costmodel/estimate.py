@@ -7,8 +7,9 @@ data were zeros), the output shapes come from the golden run on meta tensors (no
 only the first, middle and last blocks run: under the standard split every core gets the same work
 but the tail ones, so these include the slowest.
 
-The roofline (`t_hw_us`) is the longer of two terms: the bytes that must cross HBM, and the vector
-work the golden's math needs (its aten ops, recorded on meta tensors, mapped to device-API weights).
+The roofline (`t_hw_us`) is the longest of three terms: the bytes that must cross HBM, the vector
+work the golden's math needs (its aten ops, recorded on meta tensors, mapped to device-API weights),
+and the MACs of its matrix products on the cube cores.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from copilot.costmodel import API_WEIGHTS, Estimate, cost_params, roofline_terms, with_roofline
+from copilot.costmodel import API_WEIGHTS, Estimate, cost_params, roofline_bound, roofline_terms, with_roofline
 from copilot.dtypes import dtype as dtype_of
 from copilot.dtypes import from_torch
 from copilot.tasks.model import Case, Task
@@ -110,6 +111,7 @@ class VectorWork:
 
     weighted_bytes: float | None
     note: str = ""
+    cube_macs: float = 0.0          # multiply-accumulates of the golden's matrix products (cube work)
 
 
 def _api_weight(api: str) -> float:
@@ -161,6 +163,18 @@ class _AtenRecorder(TorchDispatchMode):
         return out
 
 
+# Matrix products: their work goes to the cube, MACs = batch x m x n x k of the result and the operand.
+CUBE_OPS = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "matmul", "linear", "_scaled_mm"}
+
+
+def _cube_macs(name: str, args: tuple, result) -> float:
+    mats = [a for a in args if isinstance(a, torch.Tensor) and a.dim() >= 2]
+    if not mats or not isinstance(result, torch.Tensor) or result.dim() < 1:
+        return 0.0
+    k = mats[-1].shape[-2] if name != "linear" else mats[-1].shape[-1]
+    return float(result.numel()) * float(k)
+
+
 def vector_work(task: Task, case: Case, arch: int = 2201) -> VectorWork:
     """Run the golden on meta tensors, recording each aten op, and add up the vector work of its
     recipe. Unknown when the golden has no meta kernel or uses an op without a recipe."""
@@ -176,13 +190,14 @@ def vector_work(task: Task, case: Case, arch: int = 2201) -> VectorWork:
     except Exception as exc:
         return VectorWork(None, f"the golden does not run on meta tensors ({type(exc).__name__})")
     total = 0.0
+    macs = sum(_cube_macs(name, args, out) for name, args, out in record.seen if name in CUBE_OPS)
     for name, args, out in record.seen:
         result = out[0] if isinstance(out, (tuple, list)) and out else out
-        if name in NO_VECTOR_WORK or not isinstance(result, torch.Tensor):   # views; dtype/shape queries
-            continue
+        if name in NO_VECTOR_WORK or name in CUBE_OPS or not isinstance(result, torch.Tensor):
+            continue                # views, dtype/shape queries; matrix products are the cube's
         recipe = _recipe(name, args)
         if recipe is None:
-            return VectorWork(None, f"aten.{name} has no vector-work recipe in the cost model")
+            return VectorWork(None, f"aten.{name} has no vector-work recipe in the cost model", macs)
         basis, apis = recipe
         first = next((a for a in args if isinstance(a, torch.Tensor)), None)
         t = first if basis == "in" and first is not None else result
@@ -190,15 +205,23 @@ def vector_work(task: Task, case: Case, arch: int = 2201) -> VectorWork:
         if not dt.is_floating_point and first is not None:     # compares, selects: the operands' type
             dt = first.dtype
         total += t.numel() * _compute_bytes(dt, arch) * sum(_api_weight(a) for a in apis)
-    return VectorWork(total)
+    return VectorWork(total, cube_macs=macs)
+
+
+def _cube_elem_bytes(case: Case) -> int:
+    """The element size the cube multiplies in: the first input's (int8 weights of a weight-only
+    quantised matmul are dequantised to the activations' type before the cube)."""
+    sizes = [dtype_of(d).itemsize for d in case.dtypes if d]
+    return min(sizes[:2]) if len(sizes) >= 2 and sizes[0] == sizes[1] else (sizes[0] if sizes else 2)
 
 
 def case_roofline(task: Task, case: Case, outs: list[OutputShape], chip) -> tuple[float, dict]:
     """(t_hw_us, terms) of a case on a chip profile: see `copilot.costmodel.roofline_terms`."""
     params = cost_params(chip.name)
     work = vector_work(task, case, chip.arch)
-    terms = roofline_terms(bytes_moved(case, outs), work.weighted_bytes, params, chip.vector_cores, work.note)
-    return max(terms["memory_us"], terms["vector_us"] or 0.0), terms
+    terms = roofline_terms(bytes_moved(case, outs), work.weighted_bytes, params, chip.vector_cores, work.note,
+                           work.cube_macs, chip.cube_cores, _cube_elem_bytes(case))
+    return roofline_bound(terms), terms
 
 
 def build_for_case(path, task: Task, case: Case, chip, builds: dict):

@@ -1,10 +1,13 @@
-// Numerical driver for tests/test_sim_api_layout.py: TransDataTo5HD, TransData and CastDequant on a UB arena.
+// Numerical driver for tests/test_sim_api_layout.py: TransDataTo5HD, TransData, CastDequant and
+// BilinearInterpolation on a UB arena.
 // Usage: layout_ext_main op=NAME dt=T arena=IN out=OUT [arch=2201] [key=value ...]
 //   op=TransDataTo5HD form=tensor|addr|addrtensor o0=SRC sblk=BYTES od=DST dblk=BYTES
 //      [dh=0 sh=0 repeat=1 drep=0 srep=0] [oa=ADDRESS_LISTS]: list entry i is base + i * blk bytes
 //   op=TransData mode=ndc|fz back=0|1 n= c= d= h= w= o0=SRC od=DST [ot=TMP st=BYTES]
 //   op=CastDequant dt=int8|uint8|half st=int16|int32 form=count|bit|cont n= | mask= m0= m1= repeat=
 //      [dblk srcblk drep srep] vec=0|1 half=0|1 scale= offset= sign= [dscale=] o0=SRC od=DST ov=VDEQ_TENSOR
+//   op=BilinearInterpolation dt=half o0=SRC0 n0=ELEMS oo=OFFSETS o1=SRC1 n1=ELEMS od=DST ot=TMP st=BYTES
+//      form=bit|cont mask= m0= m1= h= v= mode=0|1 dblk= vro=
 // The arena file is copied into one UB buffer and written back after the call; cost counters go
 // to stdout, diagnostics to stderr as JSON lines.
 #include <fstream>
@@ -107,7 +110,20 @@ template <typename T, typename U> static void cast_dequant() {
     else cast_dequant_call<T, U, false, false>();
 }
 
+template <typename T> static void bilinear() {
+    auto s0 = at<T>(I("o0")); s0.SetSize((uint32_t)I("n0"));
+    auto s1 = at<T>(I("o1")); s1.SetSize((uint32_t)I("n1"));
+    auto t = at<uint8_t>(I("ot")); t.SetSize((uint32_t)I("st"));
+    uint64_t bits[2] = {bits_arg("m0"), bits_arg("m1")};
+    const auto h = (uint8_t)I("h", 1), v = (uint8_t)I("v", 1);
+    const bool mode = I("mode") != 0;
+    const auto blk = (uint16_t)I("dblk", 1), vro = (uint16_t)I("vro", 128);
+    if (A["form"] == "bit") BilinearInterpolation(at<T>(I("od")), s0, at<uint32_t>(I("oo")), s1, bits, h, mode, blk, vro, v, t);
+    else BilinearInterpolation(at<T>(I("od")), s0, at<uint32_t>(I("oo")), s1, (uint64_t)I("mask", 128), h, mode, blk, vro, v, t);
+}
+
 template <typename T> static void run(const std::string& op) {
+    if constexpr (std::is_same_v<T, half>) if (op == "BilinearInterpolation") { bilinear<T>(); return; }
     if (op == "TransDataTo5HD") trans_5hd<T>();
     else if (op == "TransData") trans_data<T>();
     else { std::fprintf(stderr, "unknown op %s\n", op.c_str()); std::exit(3); }

@@ -1,4 +1,4 @@
-// Rule scenarios of TransDataTo5HD, TransData and CastDequant for tests/test_sim_api_layout.py. Each scenario sits
+// Rule scenarios of TransDataTo5HD, TransData, CastDequant and BilinearInterpolation for tests/test_sim_api_layout.py. Each scenario sits
 // after a "// SCENARIO: name" marker; every line that must be reported carries "// EXPECT: <id>"
 // and nothing else may be reported.
 // Usage: layout_ext_rules SCENARIO ARCH
@@ -229,6 +229,75 @@ static void set_deq_scale_tensor_align() {
     SetDeqScale(u.t.Get<uint64_t>()[1], VdeqInfo(sc, off, sg));  // EXPECT: L2.ALIGN_32B
 }
 
+// Four vertical x two horizontal iterations over src0 (64 blocks), offsets in t[0..], src1 in t[8192..].
+struct Bilinear {
+    Ub u;
+    LocalTensor<half> src0, src1;
+    LocalTensor<uint32_t> off;
+    LocalTensor<uint8_t> tmp;
+    TPipe p2;
+    TBuf<TPosition::VECCALC> tb;
+    Bilinear() {
+        src0 = u.a.Get<half>(); src0.SetSize(1024);
+        off = u.t.Get<uint32_t>(); off.SetSize(64);
+        src1 = u.t.Get<half>()[4096]; src1.SetSize(64);
+        p2.InitBuffer(tb, 1024 * 32 + 64 * 32);
+        tmp = tb.Get<uint8_t>();
+        for (int k = 0; k < 64; ++k) off.SetValue(k, 32u * k);
+    }
+};
+
+// SCENARIO: bilinear_clean
+static void bilinear_clean() {
+    Bilinear b;
+    BilinearInterpolation(b.u.b.Get<half>(), b.src0, b.off, b.src1, 128, 2, false, 1, 128, 4, b.tmp);
+    uint64_t bits[2] = {~0ull, 1};
+    BilinearInterpolation(b.u.b.Get<half>(), b.src0, b.off, b.src1, bits, 2, true, 2, 256, 4, b.tmp);
+}
+
+// SCENARIO: bilinear_vroffset
+static void bilinear_vroffset() {
+    Bilinear b;
+    BilinearInterpolation(b.u.b.Get<half>(), b.src0, b.off, b.src1, 128, 2, false, 1, 120, 4, b.tmp);  // EXPECT: L2.API_PARAM
+}
+
+// SCENARIO: bilinear_vertical_overlap
+static void bilinear_vertical_overlap() {
+    Bilinear b;
+    BilinearInterpolation(b.u.b.Get<half>(), b.src0, b.off, b.src1, 128, 2, false, 2, 128, 4, b.tmp);  // EXPECT: L2.OPERAND_OVERLAP
+}
+
+// SCENARIO: bilinear_tmp_small
+static void bilinear_tmp_small() {
+    Bilinear b;
+    LocalTensor<uint8_t> t = b.tmp;
+    t.SetSize(1024 * 32 + 64 * 32 - 32);
+    BilinearInterpolation(b.u.b.Get<half>(), b.src0, b.off, b.src1, 128, 2, false, 1, 128, 4, t);  // EXPECT: L2.TMP_BUFFER
+}
+
+// SCENARIO: bilinear_offset_outside_src0
+static void bilinear_offset_outside_src0() {
+    Bilinear b;
+    b.off.SetValue(9, 2048 - 16);
+    BilinearInterpolation(b.u.b.Get<half>(), b.src0, b.off, b.src1, 128, 2, false, 1, 128, 4, b.tmp);  // EXPECT: L2.UB_BOUNDS
+}
+
+// SCENARIO: bilinear_sources_overlap
+static void bilinear_sources_overlap() {
+    Bilinear b;
+    LocalTensor<half> s1 = b.src0[512];
+    s1.SetSize(64);
+    BilinearInterpolation(b.u.b.Get<half>(), b.src0, b.off, s1, 128, 2, false, 1, 128, 4, b.tmp);  // EXPECT: L2.OPERAND_OVERLAP
+}
+
+// SCENARIO: bilinear_float
+static void bilinear_float() {
+    Bilinear b;
+    LocalTensor<float> s0 = b.u.a.Get<float>(), s1 = b.u.t.Get<float>()[2048];
+    s0.SetSize(512); s1.SetSize(64);
+    BilinearInterpolation(b.u.b.Get<float>(), s0, b.off, s1, 64, 2, false, 1, 128, 4, b.tmp);  // EXPECT: L2.DTYPE_UNSUPPORTED
+}
+
 // SCENARIO: end
 int main(int argc, char** argv) {
     const std::string s = argc > 1 ? argv[1] : "";
@@ -247,6 +316,8 @@ int main(int argc, char** argv) {
     S(trans_data_float) S(trans_data_dst_bounds) S(cast_dequant_clean) S(cast_dequant_sign_mode)
     S(cast_dequant_vector_mode_unset) S(cast_dequant_pair) S(cast_dequant_mask_range)
     S(cast_dequant_dst_two_bytes_per_element) S(cast_dequant_half_310p) S(set_deq_scale_tensor_align)
+    S(bilinear_clean) S(bilinear_vroffset) S(bilinear_vertical_overlap) S(bilinear_tmp_small)
+    S(bilinear_offset_outside_src0) S(bilinear_sources_overlap) S(bilinear_float)
 #undef S
     cannsim::end_block();
     return 0;

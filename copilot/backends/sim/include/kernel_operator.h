@@ -33,6 +33,7 @@
 #include "cannsim/cmp_register.h"
 #include "cannsim/trans_data.h"
 #include "cannsim/cast_dequant.h"
+#include "cannsim/bilinear.h"
 #include "cannsim/cube.h"
 
 // Old intrinsic spellings of the sync instructions.

@@ -193,6 +193,8 @@ static bool parse_case(const char* path, CaseDesc& c) {
             c.platform.arch = static_cast<uint32_t>(c.chip.arch);
             c.platform.core_num_aiv = static_cast<uint32_t>(c.chip.vector_cores);
             c.platform.ub_bytes = c.chip.ub_bytes;
+            c.chip.l1_bytes = c.platform.l1_bytes; c.chip.l0a_bytes = c.platform.l0a_bytes;   // the cube buffers
+            c.chip.l0b_bytes = c.platform.l0b_bytes; c.chip.l0c_bytes = c.platform.l0c_bytes;
         } else if (key == "input" || key == "output") {
             TensorDesc t;
             t.is_output = key == "output";
