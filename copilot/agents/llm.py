@@ -67,6 +67,7 @@ class LLMAgent:
         self.session = session
         self.schedule = schedule or AgencySchedule()
         self.use_lowering = use_lowering
+        self._labels: dict[str, dict[str, str]] = {}
 
     # --- cake: the first kernel -------------------------------------------------------------
 
@@ -150,8 +151,8 @@ class LLMAgent:
             ev = trace.last
             if name == "build" or not ev.build_ok:
                 return f"[build] {'ok' if ev.build_ok else 'FAILED'}\n" + _diag_lines(ev.diagnostics)
-            cases = "\n".join(f"case {c['id']}: {'pass' if c.get('passed') else 'FAIL'} {c.get('message', '')}"
-                              for c in ev.cases if c.get("role") == "correctness")
+            cases = "\n".join(f"{self._case_label(task, c['id'])}: {'pass' if c.get('passed') else 'FAIL'} "
+                              f"{c.get('message', '')}" for c in ev.cases if c.get("role") == "correctness")
             return f"[run_quick_cases] status {ev.status}\n{cases}\n" + _diag_lines(ev.diagnostics)
         if name == "show_diagnostics":
             if trace.last is None:
@@ -163,9 +164,24 @@ class LLMAgent:
             if not perf:
                 return "[show_pipe_profile] no passing run with a time estimate yet"
             return "[show_pipe_profile] (estimates)\n" + "\n".join(
-                f"case {c['id']}: {c.get('est_us')} us, bottleneck {c.get('bottleneck')}, pipes {c.get('pipes_us')}"
-                for c in perf)
+                f"{self._case_label(task, c['id'])}: {c.get('est_us')} us, bottleneck {c.get('bottleneck')}, "
+                f"pipes {c.get('pipes_us')}" for c in perf)
         return f"[{name}] unknown tool"
+
+    def _case_label(self, task: Task, cid) -> str:
+        """`case 18q: 2001x255 768x255 float32/int32 dim=0`: the shapes and attrs of a case (a
+        quick twin included), so a result or a profile says which shape it is about."""
+        labels = self._labels.get(task.name)
+        if labels is None:
+            cases = list(task.cases)
+            tier = getattr(self.evaluator, "correctness_cases", None)
+            try:
+                cases += list(tier(task)) if tier else []
+            except Exception:           # an evaluator without a tier: the task's own cases
+                pass
+            labels = self._labels[task.name] = {
+                str(c.id): c.label() + "".join(f" {k}={v}" for k, v in c.attrs.items()) for c in cases}
+        return labels.get(str(cid), f"case {cid}")
 
     # --- the fix loop -------------------------------------------------------------------------
 
