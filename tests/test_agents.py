@@ -419,6 +419,16 @@ def test_directions_met_are_read_off_real_lowered_kernels():
     assert already_met("L3.split-d", t, two) is None       # not decidable: taken as given
 
 
+def test_attr_constants_is_no_speed_direction_for_a_passing_parent(task):
+    from copilot.agents.directions import already_met
+
+    passing = Candidate("p", "// kernel", 1, "llm", status="passed", time_us=5.0)
+    assert "passes" in already_met("L3.attr-constants", task, passing)          # scaled_tanh: float scale
+    failing = Candidate("f", "// kernel", 1, "llm", status="incorrect")
+    assert already_met("L3.attr-constants", task, failing) is None
+    assert "no float attr" in already_met("L3.attr-constants", load_task("sigmoid"), failing)
+
+
 def test_rounds_0_runs_generation_1_only(task, tmp_path, capsys):
     import json
 

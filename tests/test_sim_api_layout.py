@@ -1,6 +1,6 @@
 """TransDataTo5HD (the 16-datablock lane gather behind NCHW -> NC1HWC0), the TransData library
-(NCDHW <-> NDC1HWC0, NCDHW <-> FRACTAL_Z_3D), CastDequant and BilinearInterpolation of the emulator,
-checked against numpy (issue 15).
+(NCDHW <-> NDC1HWC0, NCDHW <-> FRACTAL_Z_3D), CastDequant, BilinearInterpolation and SoftmaxFlashV3
+of the emulator, checked against numpy (issue 15).
 
 `tests/sim_device/layout_ext_main.cpp` runs one call on a UB arena; rule scenarios are in
 `tests/sim_device/layout_ext_rules.cpp` (`// EXPECT: <id>` lines, nothing else may be reported).
@@ -381,6 +381,67 @@ def test_bilinear_interpolation_gathers_weights_and_keeps_masked_lanes(layout_bi
                      "elements": 2 * h * v * 128, "bytes": 3 * h * v * 128 * 2}]
 
 
+# ---------------------------------------------------------------- SoftmaxFlashV3
+
+def _flash_v3(x, alpha, update=False, loop=1, inmean=None, inmax=None, insum=None):
+    """The reference's pseudo-code, row by row in float64 (groups: (column % 64) // 8)."""
+    m, n = x.shape
+    x = x.astype(np.float64)
+    scalar = alpha / (1 - alpha)
+    group = (np.arange(n) % 64) // 8
+    local = np.stack([x[:, group == g].sum(axis=1) for g in range(8)], axis=1) / (n / 8)
+    mean = x.mean(axis=1, keepdims=True)
+    xs = x - (mean - local[:, group]) * scalar
+    if not update:
+        mx = xs.max(axis=1, keepdims=True)
+        dst = np.exp(xs - mx)
+        return dst, mean, mx, dst.sum(axis=1, keepdims=True), None
+    x_mean = (mean + inmean * (loop - 1)) / loop
+    shift_curr, shift_prev = (mean - x_mean) * scalar, (inmean - x_mean) * scalar
+    mx = np.maximum(shift_curr + xs.max(axis=1, keepdims=True), shift_prev + inmax)
+    dst = np.exp(xs - (mx - shift_curr))
+    exp_max = np.exp(inmax - mx + shift_prev)
+    return dst, x_mean, mx, exp_max * insum + dst.sum(axis=1, keepdims=True), exp_max
+
+
+@pytest.mark.parametrize("update", [0, 1])
+def test_softmax_flash_v3_follows_the_pasa_pseudo_code(layout_bin: Path, tmp_path: Path, update: int):
+    m, n, alpha, loop = 8, 1024, 0.96889, 3
+    rng = np.random.default_rng(20 + update)
+    x = (rng.standard_normal((m, n)) * 2 + np.linspace(-1, 3, n)).astype(np.float16)
+    first = _flash_v3(x, np.float32(alpha))                       # a previous block of similar rows
+    inmean = (first[1] + rng.uniform(-0.05, 0.05, (m, 1))).astype(np.float32)
+    inmax = (first[2] - rng.uniform(0, 2, (m, 1))).astype(np.float32)
+    insum = rng.uniform(10, 100, (m, 1)).astype(np.float32)
+    a = Arena(layout_bin, tmp_path, size=96 * 1024)
+    a.put(0, x)
+    for off, v in ((40960, inmean), (41216, inmax), (41472, insum)):
+        a.put(off, np.repeat(v, 8, axis=1))
+    a.run("SoftmaxFlashV3", dt="half", m=m, n=n, update=update, loop=loop, alpha=alpha, o0=0, od=16384, om=32768, ox=33024,
+          os=33280, oe=33536, oim=40960, oix=41216, ois=41472, ot=49152, st=16384)
+    dst, mean, mx, total, exp_max = _flash_v3(x, np.float32(alpha), bool(update), loop, inmean, inmax, insum)
+    np.testing.assert_allclose(a.get(16384, np.float16, m * n).reshape(m, n).astype(np.float64), dst, rtol=2e-3, atol=1e-6)
+    for off, want in ((32768, mean), (33024, mx), (33280, total)):
+        got = a.get(off, np.float32, m * 8).reshape(m, 8)
+        assert (got == got[:, :1]).all()                              # one value per row, the whole block
+        np.testing.assert_allclose(got[:, 0], want[:, 0], rtol=1e-5)
+    if update:
+        np.testing.assert_allclose(a.get(33536, np.float16, m * 16).reshape(m, 16).astype(np.float64),
+                                   np.repeat(exp_max, 16, axis=1), rtol=2e-3)
+        assert (exp_max > 1e-3).all()                                 # representable in half: the check means something
+    rows = [c for c in a.counters() if c["pipe"] == "V"]
+    assert sum(r["elements"] for r in rows if r["api"] == "Exp") == m * n
+
+
+def test_softmax_flash_v3_host_minimum_is_what_the_kernel_checks(layout_bin: Path):
+    out = subprocess.run([str(layout_bin), "op=host_v3", "m=8", "n=512", "update=1"], capture_output=True, text=True,
+                         timeout=60).stdout
+    got = dict(m.groups() for m in re.finditer(r"(\w+)=(\d+)", out))
+    assert int(got["min"]) == 3 * 512 * 4 + 64 and int(got["max"]) == 8 * int(got["min"])
+    rules = (SRC / RULES_SRC).read_text()
+    assert "t.SetSize(3 * 2048 + 64 - 32);" in rules                # the rule scenario is one block below it
+
+
 # ---------------------------------------------------------------- rules
 
 RULES = {k: v for k, v in _scenarios(RULES_SRC).items() if k != "name"}   # "name": the header comment's marker
@@ -405,7 +466,7 @@ def test_rule_ids_have_cards_naming_these_apis():
     repo = Path(__file__).resolve().parents[1]
     for prefix, name in (("t5hd", "layout-transdata"), ("trans_data", "layout-transdata"),
                          ("cast_dequant", "cast-dequant"), ("set_deq", "cast-dequant"),
-                         ("bilinear", "bilinear-interpolation")):
+                         ("bilinear", "bilinear-interpolation"), ("flash_v3", "softmax-flash-v3")):
         card = (repo / "knowledge" / "cards" / "L4" / f"{name}.md").read_text()
         for scenario, exp in RULES.items():
             if scenario.startswith(prefix):
@@ -419,7 +480,7 @@ def test_registry_lists_both_as_emulated_with_dtypes_per_chip():
     from copilot.backends.sim.api_registry import registry
 
     by = {a["name"]: a for a in registry().to_json()["apis"]}
-    for name in ("TransDataTo5HD", "TransData", "CastDequant", "BilinearInterpolation"):
+    for name in ("TransDataTo5HD", "TransData", "CastDequant", "BilinearInterpolation", "SoftmaxFlashV3"):
         assert by[name]["status"] == "emulated", name
     assert "bfloat16_t" in by["TransDataTo5HD"]["dtypes"]["950"]
     assert "bfloat16_t" not in by["TransDataTo5HD"]["dtypes"]["A2"] and "int8_t" in by["TransDataTo5HD"]["dtypes"]["A2"]

@@ -38,9 +38,20 @@ def _double_buffered(task: Task, parent: Candidate) -> str | None:
     return None
 
 
+def _attr_constants_exact(task: Task, parent: Candidate) -> str | None:
+    # A precision recipe, not a speed direction: a parent that passed meets the precision rules
+    # already, and a task without float attrs has no attr-derived constant at all.
+    if not any("float" in str(a.type).lower() for a in task.attrs):
+        return "the task has no float attr"
+    if parent.status == "passed":
+        return "the parent passes, so its attr-derived constants are precise enough already"
+    return None
+
+
 SATISFIED: dict[str, Callable[[Task, Candidate], str | None]] = {
     "L3.upcast-fp32": _computes_in_float,
     "L3.double-buffering": _double_buffered,
+    "L3.attr-constants": _attr_constants_exact,
 }
 
 

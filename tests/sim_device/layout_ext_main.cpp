@@ -1,5 +1,5 @@
-// Numerical driver for tests/test_sim_api_layout.py: TransDataTo5HD, TransData, CastDequant and
-// BilinearInterpolation on a UB arena.
+// Numerical driver for tests/test_sim_api_layout.py: TransDataTo5HD, TransData, CastDequant,
+// BilinearInterpolation and SoftmaxFlashV3 on a UB arena.
 // Usage: layout_ext_main op=NAME dt=T arena=IN out=OUT [arch=2201] [key=value ...]
 //   op=TransDataTo5HD form=tensor|addr|addrtensor o0=SRC sblk=BYTES od=DST dblk=BYTES
 //      [dh=0 sh=0 repeat=1 drep=0 srep=0] [oa=ADDRESS_LISTS]: list entry i is base + i * blk bytes
@@ -8,6 +8,7 @@
 //      [dblk srcblk drep srep] vec=0|1 half=0|1 scale= offset= sign= [dscale=] o0=SRC od=DST ov=VDEQ_TENSOR
 //   op=BilinearInterpolation dt=half o0=SRC0 n0=ELEMS oo=OFFSETS o1=SRC1 n1=ELEMS od=DST ot=TMP st=BYTES
 //      form=bit|cont mask= m0= m1= h= v= mode=0|1 dblk= vro=
+//   op=SoftmaxFlashV3 m= n= update=0|1 loop= alpha= o0=SRC od=DST om ox os oe oim oix ois [ot st]
 // The arena file is copied into one UB buffer and written back after the call; cost counters go
 // to stdout, diagnostics to stderr as JSON lines.
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <map>
 #include <string>
 #include <vector>
+#include "tiling/tiling_api.h"   // the host helpers (before the kernel headers define the DT_ macros)
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -122,8 +124,27 @@ template <typename T> static void bilinear() {
     else BilinearInterpolation(at<T>(I("od")), s0, at<uint32_t>(I("oo")), s1, (uint64_t)I("mask", 128), h, mode, blk, vro, v, t);
 }
 
+template <bool update> static void flash_v3() {
+    SoftMaxParams p((uint32_t)I("m"), (uint32_t)I("n"), (uint32_t)I("m"), (uint32_t)I("n"), (uint32_t)I("loop", 1),
+                    (uint32_t)I("split", 8), std::stof(has("alpha") ? A["alpha"] : "0.9375"));
+    tiling::SoftMaxTiling t{};
+    auto f = [](const char* k) { return at<float>(I(k)); };
+    if (has("st")) {
+        auto tmp = at<uint8_t>(I("ot")); tmp.SetSize((uint32_t)I("st"));
+        SoftmaxFlashV3<half, float, update>(at<half>(I("od")), f("om"), f("os"), f("ox"), at<half>(I("o0")), at<half>(I("oe")),
+                                            f("oim"), f("ois"), f("oix"), tmp, t, p);
+    } else {
+        SoftmaxFlashV3<half, float, update>(at<half>(I("od")), f("om"), f("os"), f("ox"), at<half>(I("o0")), at<half>(I("oe")),
+                                            f("oim"), f("ois"), f("oix"), t, p);
+    }
+}
+
 template <typename T> static void run(const std::string& op) {
     if constexpr (std::is_same_v<T, half>) if (op == "BilinearInterpolation") { bilinear<T>(); return; }
+    if constexpr (std::is_same_v<T, half>) if (op == "SoftmaxFlashV3") {
+        if (I("update")) flash_v3<true>(); else flash_v3<false>();
+        return;
+    }
     if (op == "TransDataTo5HD") trans_5hd<T>();
     else if (op == "TransData") trans_data<T>();
     else { std::fprintf(stderr, "unknown op %s\n", op.c_str()); std::exit(3); }
@@ -154,6 +175,12 @@ int main(int argc, char** argv) {
     cannsim::set_diag_fd(2);
     cannsim::begin_block(0, 1);
     if (A["op"] == "host") { host_sizes(); return 0; }
+    if (A["op"] == "host_v3") {
+        uint32_t mx = 0, mn = 0;
+        GetSoftMaxFlashV3MaxMinTmpSize(ge::Shape({I("m"), I("n")}), 2, 4, mx, mn, I("update") != 0);
+        std::printf("max=%u min=%u\n", mx, mn);
+        return 0;
+    }
     std::ifstream fin(A["arena"], std::ios::binary);
     std::vector<uint8_t> host((std::istreambuf_iterator<char>(fin)), {});
     const uint32_t bytes = static_cast<uint32_t>((host.size() + 31) / 32 * 32);

@@ -1,4 +1,4 @@
-// Rule scenarios of TransDataTo5HD, TransData, CastDequant and BilinearInterpolation for tests/test_sim_api_layout.py. Each scenario sits
+// Rule scenarios of TransDataTo5HD, TransData, CastDequant, BilinearInterpolation and SoftmaxFlashV3 for tests/test_sim_api_layout.py. Each scenario sits
 // after a "// SCENARIO: name" marker; every line that must be reported carries "// EXPECT: <id>"
 // and nothing else may be reported.
 // Usage: layout_ext_rules SCENARIO ARCH
@@ -298,6 +298,70 @@ static void bilinear_float() {
     BilinearInterpolation(b.u.b.Get<float>(), s0, b.off, s1, 64, 2, false, 1, 128, 4, b.tmp);  // EXPECT: L2.DTYPE_UNSUPPORTED
 }
 
+// [8, 512] half rows, float statistics of 8 x 8.
+struct FlashV3 {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> x, y, st, tmp;
+    FlashV3() { pipe.InitBuffer(x, 8192); pipe.InitBuffer(y, 8192); pipe.InitBuffer(st, 2048); pipe.InitBuffer(tmp, 8192); }
+    LocalTensor<float> stat(int i) { return st.Get<float>()[64 * i]; }
+    tiling::SoftMaxTiling t{};
+};
+
+// SCENARIO: flash_v3_clean
+static void flash_v3_clean() {
+    FlashV3 f;
+    SoftMaxParams p(8, 512, 8, 512, 2, 8, 0.9375f);
+    SoftmaxFlashV3<half, float, true>(f.y.Get<half>(), f.stat(0), f.stat(1), f.stat(2), f.x.Get<half>(),
+                                      f.st.Get<half>()[128 * 3], f.stat(4), f.stat(5), f.stat(6), f.tmp.Get<uint8_t>(), f.t, p);
+    SoftmaxFlashV3<half, float>(f.y.Get<half>(), f.stat(0), f.stat(1), f.stat(2), f.x.Get<half>(),
+                                f.st.Get<half>()[128 * 3], f.stat(4), f.stat(5), f.stat(6), f.t, p);
+}
+
+// SCENARIO: flash_v3_width
+static void flash_v3_width() {
+    FlashV3 f;
+    SoftMaxParams p(8, 448, 8, 448, 1, 8, 0.9375f);
+    SoftmaxFlashV3<half, float>(f.y.Get<half>(), f.stat(0), f.stat(1), f.stat(2), f.x.Get<half>(),  // EXPECT: L2.API_PARAM
+                                f.st.Get<half>()[128 * 3], f.stat(4), f.stat(5), f.stat(6), f.t, p);
+}
+
+// SCENARIO: flash_v3_split
+static void flash_v3_split() {
+    FlashV3 f;
+    SoftMaxParams p(8, 512, 8, 512, 1, 4, 0.9375f);
+    SoftmaxFlashV3<half, float>(f.y.Get<half>(), f.stat(0), f.stat(1), f.stat(2), f.x.Get<half>(),  // EXPECT: L2.API_PARAM
+                                f.st.Get<half>()[128 * 3], f.stat(4), f.stat(5), f.stat(6), f.t, p);
+}
+
+// SCENARIO: flash_v3_tmp_small
+static void flash_v3_tmp_small() {
+    FlashV3 f;
+    SoftMaxParams p(8, 512, 8, 512, 1, 8, 0.9375f);
+    LocalTensor<uint8_t> t = f.tmp.Get<uint8_t>();
+    t.SetSize(3 * 2048 + 64 - 32);
+    SoftmaxFlashV3<half, float>(f.y.Get<half>(), f.stat(0), f.stat(1), f.stat(2), f.x.Get<half>(),  // EXPECT: L2.TMP_BUFFER
+                                f.st.Get<half>()[128 * 3], f.stat(4), f.stat(5), f.stat(6), t, f.t, p);
+}
+
+// SCENARIO: flash_v3_stats_overlap
+static void flash_v3_stats_overlap() {
+    FlashV3 f;
+    SoftMaxParams p(8, 512, 8, 512, 1, 8, 0.9375f);
+    SoftmaxFlashV3<half, float>(f.y.Get<half>(), f.stat(0), f.stat(0)[32], f.stat(2), f.x.Get<half>(),  // EXPECT: L2.OPERAND_OVERLAP
+                                f.st.Get<half>()[128 * 3], f.stat(4), f.stat(5), f.stat(6), f.t, p);
+}
+
+// SCENARIO: flash_v3_float_data
+static void flash_v3_float_data() {
+    FlashV3 f;
+    SoftMaxParams p(8, 512, 8, 512, 1, 8, 0.9375f);
+    TPipe p2;
+    TBuf<TPosition::VECCALC> big;
+    p2.InitBuffer(big, 32768);
+    SoftmaxFlashV3<float, float>(big.Get<float>(), f.stat(0), f.stat(1), f.stat(2), big.Get<float>()[4096],  // EXPECT: L2.DTYPE_UNSUPPORTED
+                                 f.stat(3), f.stat(4), f.stat(5), f.stat(6), f.t, p);
+}
+
 // SCENARIO: end
 int main(int argc, char** argv) {
     const std::string s = argc > 1 ? argv[1] : "";
@@ -318,6 +382,8 @@ int main(int argc, char** argv) {
     S(cast_dequant_dst_two_bytes_per_element) S(cast_dequant_half_310p) S(set_deq_scale_tensor_align)
     S(bilinear_clean) S(bilinear_vroffset) S(bilinear_vertical_overlap) S(bilinear_tmp_small)
     S(bilinear_offset_outside_src0) S(bilinear_sources_overlap) S(bilinear_float)
+    S(flash_v3_clean) S(flash_v3_width) S(flash_v3_split) S(flash_v3_tmp_small) S(flash_v3_stats_overlap)
+    S(flash_v3_float_data)
 #undef S
     cannsim::end_block();
     return 0;

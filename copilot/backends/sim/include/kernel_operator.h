@@ -34,6 +34,7 @@
 #include "cannsim/trans_data.h"
 #include "cannsim/cast_dequant.h"
 #include "cannsim/bilinear.h"
+#include "cannsim/softmax_flash_v3.h"
 #include "cannsim/cube.h"
 
 // Old intrinsic spellings of the sync instructions.

@@ -190,6 +190,23 @@ inline void SoftMaxFlashV2TilingFunc(const ge::Shape& srcShape, const uint32_t d
     SoftMaxTilingFunc(srcShape, dataTypeSize2, localWorkSpaceSize, softmaxFlashTiling);
 }
 
+// ---- SoftmaxFlashV3 (srcShape [m, n]; dataTypeSize1 2 (half), dataTypeSize2 4 (float)) ----
+inline void GetSoftMaxFlashV3MaxMinTmpSize(const ge::Shape& srcShape, const uint32_t dataTypeSize1, const uint32_t dataTypeSize2,
+                                           uint32_t& maxValue, uint32_t& minValue, const bool isUpdate,
+                                           const bool isBasicBlock = false) {
+    (void)dataTypeSize1; (void)dataTypeSize2; (void)isUpdate; (void)isBasicBlock;
+    uint32_t m, k;
+    detail_host::rows_cols(srcShape, m, k);
+    minValue = cannsim::tmp_model::rowwise_min_bytes(k, cannsim::tmp_model::kSoftmaxV3Buffers);
+    maxValue = cannsim::tmp_model::rowwise_max_bytes(m, k, cannsim::tmp_model::kSoftmaxV3Buffers);
+}
+inline void SoftMaxFlashV3TilingFunc(const ge::Shape& srcShape, const uint32_t dataTypeSize1, const uint32_t dataTypeSize2,
+                                     const uint32_t localWorkSpaceSize, tiling::SoftMaxTiling& softmaxFlashV3Tiling,
+                                     const bool isUpdate, const bool isBasicBlock = false) {
+    (void)dataTypeSize1; (void)isUpdate; (void)isBasicBlock;
+    SoftMaxTilingFunc(srcShape, dataTypeSize2, localWorkSpaceSize, softmaxFlashV3Tiling);
+}
+
 // ---- DropOut: srcShape [firstAxis, srcLastAxis] ----
 inline void GetDropOutMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool isReuseSource,
                                     uint32_t& maxValue, uint32_t& minValue) {

@@ -101,4 +101,6 @@ inline uint32_t norm_ext_max_bytes(uint64_t rows, uint64_t row, uint32_t buffers
 constexpr uint32_t kBatchNormBuffers = 3, kDeepNormBuffers = 3, kGroupNormBuffers = 3;
 constexpr uint32_t kLayerNormGradBuffers = 4, kLayerNormGradBetaBuffers = 2, kWelfordBuffers = 2;
 
+// SoftmaxFlashV3: rows of the float copy, its mean-shifted copy and the exp row.
+constexpr uint32_t kSoftmaxV3Buffers = 3;
 }  // namespace cannsim::tmp_model

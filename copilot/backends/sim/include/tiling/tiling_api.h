@@ -2,3 +2,4 @@
 #pragma once
 #include "cannsim/hl_host.h"
 #include "cannsim/hl_host_ext.h"
+#include "cannsim/layout_host.h"
