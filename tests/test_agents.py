@@ -517,3 +517,12 @@ def test_an_omitted_optional_input_reaches_the_prompt_and_the_router_traces_its_
     assert "[64,32] x None (omitted) float32" in task_statement(task)
     r = route_task(task)
     assert r.patterns[0] == "softmax" and not r.notes
+
+
+def test_vector_slices_hold_no_cube_rule_and_a_cube_diagnostic_still_brings_its_card():
+    from knowledge import assemble
+
+    cube = {"L2.L0A_CAPACITY", "L2.MMAD_DTYPE", "L2.FIXPIPE_QUANT", "L2.CUBE_POSITION", "L2.BT_CAPACITY"}
+    for phase in ("init", "mutation", "tuning"):
+        assert not cube & set(assemble("softmax", phase).ids), phase
+    assert "L2.MMAD_DTYPE" in assemble("softmax", "repair", diagnostics=[{"id": "L2.MMAD_DTYPE"}]).ids
