@@ -526,3 +526,25 @@ def test_vector_slices_hold_no_cube_rule_and_a_cube_diagnostic_still_brings_its_
     for phase in ("init", "mutation", "tuning"):
         assert not cube & set(assemble("softmax", phase).ids), phase
     assert "L2.MMAD_DTYPE" in assemble("softmax", "repair", diagnostics=[{"id": "L2.MMAD_DTYPE"}]).ids
+
+
+def test_generation_1_carries_the_protos_opdef_and_the_optional_and_list_contracts(tmp_path):
+    from copilot.agents.prompts import contract, generation_prompt
+    from tests.test_cannbench_intake import _task
+
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          inputs: [{name: x, dtype: [float32], is_list: true}, {name: bias, dtype: [float32], optional: true}]
+          outputs: [{name: y, dtype: [float32]}]
+          attrs: [{name: p, type: float, default: 2.0}]
+        """, "cases:\n- {case_id: 1, input_shape: [[[64, 32], [64, 32]], null], dtype: [float32, float32]}\n",
+        "import torch\ndef probe_op(x, bias=None, p=2.0):\n    return torch.stack([t.norm(p) for t in x])\n")
+    task = load_task(d)
+    text = contract(task)
+    assert "Optional input(s) bias: a case may omit one; its GM_ADDR is then nullptr" in text
+    assert "Tensor list input(s) x: one GM_ADDR" in text
+    sent = generation_prompt(task, "")[1]["content"]
+    assert "## Registration" in sent and 'this->Attr("p").AttrType(OPTIONAL).Float(2.0);' in sent
+    assert "OP_ADD(ProbeOpCustom);" in sent
+    assert "Optional input" not in contract(load_task("sigmoid"))

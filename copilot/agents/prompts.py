@@ -75,7 +75,28 @@ def contract(task: Task) -> str:
     macros = ", ".join(f"DTYPE_{t.name.upper()}" for t in task.inputs + task.outputs)
     names = ", ".join(t.name for t in task.inputs + task.outputs)
     op_type = "".join(p[:1].upper() + p[1:] for p in f"{task.name}_custom".split("_") if p)
-    return OUTPUT_CONTRACT.format(op=task.name, args=args, macros=macros, op_type=op_type, names=names)
+    text = OUTPUT_CONTRACT.format(op=task.name, args=args, macros=macros, op_type=op_type, names=names)
+    optional = [t.name for t in task.inputs if t.optional]
+    lists = [t.name for t in task.inputs if t.is_list]
+    if optional:
+        text += (f"\nOptional input(s) {', '.join(optional)}: a case may omit one; its GM_ADDR is then nullptr, "
+                 "and in TilingFunc GetOptionalInputShape(i) / GetOptionalInputDesc(i) return nullptr for it "
+                 "(GetInputShape(i) gives an empty shape): test it on the host and tell the kernel in the tiling data.")
+    if lists:
+        text += (f"\nTensor list input(s) {', '.join(lists)}: one GM_ADDR whose buffer holds the list's tensors in "
+                 "order, each flattened, back to back; TilingFunc sees their concatenation as one 1-D input, so "
+                 "the element count and sizes are not in the shapes: derive them (e.g. from the output's shape) "
+                 "or from an attr.")
+    return text
+
+
+def registration(task: Task) -> str:
+    """The OpDef of the task's proto, as the export writes it, for generation 1 to copy."""
+    from copilot.export.opdef import task_opdef
+
+    op_type = "".join(p[:1].upper() + p[1:] for p in f"{task.name}_custom".split("_") if p)
+    return ("## Registration (the OpDef for this proto; put it in the file as it is)\n```cpp\n"
+            + task_opdef(task, op_type) + "```")
 
 
 def messages(role: str, *sections: str) -> list[dict]:
@@ -86,7 +107,7 @@ def messages(role: str, *sections: str) -> list[dict]:
 def generation_prompt(task: Task, knowledge_text: str, tools_help: str = "") -> list[dict]:
     """Generation 1 (cold start): the init slice, the task, the contract, and the tools."""
     return messages("cake", "## Knowledge\n" + knowledge_text, "## Task\n" + task_statement(task),
-                    "## Output\n" + contract(task), tools_help)
+                    "## Output\n" + contract(task), registration(task), tools_help)
 
 
 def variant_prompt(req: ProposalRequest, knowledge_text: str) -> list[dict]:
