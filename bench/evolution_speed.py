@@ -2,13 +2,15 @@
 the split of one candidate's evaluation (build / correctness runs / performance runs / Python).
 
     .venv/bin/python bench/evolution_speed.py [--tasks rms_norm softmax gelu] [--rounds 2] [--variants 4]
-        [--before COMMIT] [--out bench/results/evolution_speed.json]
+        [--after HEAD] [--before COMMIT] [--out bench/results/evolution_speed.json]
 
 Each session runs the offline agent (`cannpilot run --agent offline`, auto decisions) in its own
-process with an empty build cache (the precompiled headers and the launcher object are shared,
-built once before timing). `--before COMMIT` also runs the tree of that commit (exported with
-`git archive`, read-only) on the same tasks, interleaved with this tree, so the two are compared
-within one run on the same machine load; read the ratios. "Candidates" are the evaluated ones
+process with an empty build cache (the precompiled headers and the launcher object of each tree
+are built before timing and shared by its sessions). The trees are commits exported with
+`git archive` (read-only; `--after` defaults to HEAD), so headers other engineers edit in the
+working tree do not invalidate the caches mid-run. `--before COMMIT` runs that commit's tree on
+the same tasks, interleaved with the other, so the two are compared within one run on the same
+machine load; read the ratios. "Candidates" are the evaluated ones
 (duplicates and proposals without code are not); the session's wall time includes the baseline,
 the lowering and the winner's confirmation. Emulator times are cost-model ESTIMATES.
 
@@ -112,11 +114,24 @@ print(json.dumps({"task": task_name, "wall_s": wall, "candidates": len(evaluated
 
 
 def _export(commit: str, into: Path) -> Path:
+    commit = subprocess.run(["git", "rev-parse", commit], cwd=REPO, capture_output=True, text=True,
+                            check=True).stdout.strip()
     tree = into / f"tree-{commit[:10]}"
     tree.mkdir(parents=True)
     archive = subprocess.run(["git", "archive", commit], cwd=REPO, capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
     return tree
+
+
+def _warm(tree: Path, pch: Path) -> None:
+    """The tree's precompiled headers and launcher object, built into the shared `pch` directory."""
+    code = ("import importlib; from copilot.chips import load_chip; b = importlib.import_module("
+            "'copilot.backends.sim.build'); c = load_chip('910B2'); b.ensure_pch(c); b.ensure_harness_object(c)")
+    cache = pch.parent / f"warm-{tree.name}"
+    (cache / "sim").mkdir(parents=True)
+    os.symlink(pch, cache / "sim" / "pch")
+    subprocess.run([sys.executable, "-c", code], cwd=tree, check=True,
+                   env={**os.environ, "CANNPILOT_CACHE": str(cache), "PYTHONPATH": str(tree)})
 
 
 def _session(tree: Path, task: str, rounds: int, variants: int, cache: Path, pch: Path) -> dict:
@@ -144,24 +159,19 @@ def main() -> None:
     ap.add_argument("--tasks", nargs="+", default=["rms_norm", "softmax", "gelu"])
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--variants", type=int, default=4)
+    ap.add_argument("--after", default="HEAD", help="the commit measured (its tree, exported read-only)")
     ap.add_argument("--before", help="a commit to compare with (its tree, exported read-only)")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "evolution_speed.json"))
     args = ap.parse_args()
 
-    sys.path.insert(0, str(REPO))
-    import importlib
-
-    build_mod = importlib.import_module("copilot.backends.sim.build")
-    from copilot.chips import load_chip
-
     work = Path(tempfile.mkdtemp(prefix="cannpilot-evo-speed-"))
-    chip = load_chip("910B2")
-    build_mod.ensure_pch(chip)
-    build_mod.ensure_harness_object(chip)
-    pch = build_mod.cache_dir() / "pch"
-    trees = {"after": REPO}
+    pch = work / "pch"
+    pch.mkdir()
+    trees = {"after": _export(args.after, work)}
     if args.before:
-        trees = {"before": _export(args.before, work), "after": REPO}
+        trees = {"before": _export(args.before, work), **trees}
+    for tree in trees.values():
+        _warm(tree, pch)
     load = os.getloadavg()
     runs: dict[str, list[dict]] = {name: [] for name in trees}
     for i, task in enumerate(args.tasks):
@@ -182,6 +192,7 @@ def main() -> None:
         summary["ratio_per_min_after_over_before"] = round(summary["after"]["per_min_whole_run"]
                                                            / summary["before"]["per_min_whole_run"], 2)
     doc = {"tasks": args.tasks, "rounds": args.rounds, "variants": args.variants, "before": args.before,
+           "after": args.after,
            "load_before": load, "load_after": os.getloadavg(), "timing": "estimate", "summary": summary, "runs": runs}
     Path(args.out).write_text(json.dumps(doc, indent=1))
     print(json.dumps(summary, indent=1))

@@ -8,9 +8,11 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,7 +36,9 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def head(tmp_path_factory):
-    """A Ray head on 127.0.0.1 with 2 CPUs; its address, stopped at the end of the module."""
+    """A Ray head on 127.0.0.1 with 2 CPUs; its address. `ray start` runs in a process group of
+    its own, which its daemons keep: the module ends by stopping that group (`ray stop` would
+    stop every Ray on the machine, other engineers' too)."""
     if not RAY.exists():
         pytest.skip("the ray command is not installed beside this Python")
     tmp = tmp_path_factory.mktemp("ray")
@@ -43,13 +47,36 @@ def head(tmp_path_factory):
     env.pop("CANNPILOT_MODEL", None)
     start = [str(RAY), "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
              "--include-dashboard=false", "--disable-usage-stats", f"--temp-dir={tmp}"]
-    r = subprocess.run(start, env=env, capture_output=True, text=True, timeout=180)
-    assert r.returncode == 0, r.stdout + r.stderr
-    yield f"127.0.0.1:{port}"
-    if ray.is_initialized():
-        ray.shutdown()
-    subprocess.run([str(RAY), "stop", "--force"], env=env, capture_output=True, timeout=120)
-    shutil.rmtree(tmp, ignore_errors=True)
+    proc = subprocess.Popen(start, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=180)
+        assert proc.returncode == 0, out
+        yield f"127.0.0.1:{port}"
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        _stop_group(proc.pid)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _stop_group(pgid: int) -> None:
+    """SIGTERM to the head's process group, SIGKILL to what is left of it after 30 s."""
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.5)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 @pytest.fixture(scope="module")
