@@ -548,3 +548,24 @@ def test_generation_1_carries_the_protos_opdef_and_the_optional_and_list_contrac
     assert "## Registration" in sent and 'this->Attr("p").AttrType(OPTIONAL).Float(2.0);' in sent
     assert "OP_ADD(ProbeOpCustom);" in sent
     assert "Optional input" not in contract(load_task("sigmoid"))
+
+
+def test_split_d_and_the_tail_split_are_met_when_the_task_or_parent_shows_it(task):
+    from copilot.agents.directions import already_met
+
+    split = Candidate("p", "uint32_t formerNum; uint32_t tailLength;", 1, "llm", status="passed")
+    plain = Candidate("q", "uint32_t perCore;", 1, "llm", status="passed")
+    assert "former and tail" in already_met("L3.multicore-tail-split", task, split)
+    assert already_met("L3.multicore-tail-split", task, plain) is None
+    assert "fits in UB" in already_met("L3.split-d", task, plain)       # scaled_tanh: rows of 1021 floats
+    assert already_met("L3.split-d", load_task("softmax"), plain) is None
+
+
+async def test_a_parent_that_is_its_own_only_inspiration_adds_no_section(task):
+    from copilot.evolution.population import Inspiration
+
+    parent = Candidate("r0-base", "// parent kernel\nint p;", 0, "lowering", time_us=20.0, status="passed")
+    me = Inspiration("r0-base", "top", parent.code, 20.0, "estimate", None, "baseline")
+    llm = ScriptedLLM([GOOD % 1])
+    await agent(llm).propose(request(task, parent=parent, inspirations=[me]))
+    assert "## Inspirations" not in llm.prompts[0].text

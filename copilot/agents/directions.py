@@ -48,7 +48,34 @@ def _attr_constants_exact(task: Task, parent: Candidate) -> str | None:
     return None
 
 
+# the former/tail split: the first cores take one unit more (names as the L3 card and CANN write them)
+_FORMER_TAIL = re.compile(r"\bformer\w*|\w*tail(Num|Len|Length|Core|Cores|Rows)\b", re.I)
+ROW_BUDGET_BYTES = 92 * 1024        # half the usable UB of a 910B core: two buffers of a row and its float copy
+
+
+def _tail_split_already(task: Task, parent: Candidate) -> str | None:
+    if _FORMER_TAIL.search(parent.code):
+        return "the parent already splits its work into former and tail cores"
+    return None
+
+
+def _rows_fit(task: Task, parent: Candidate) -> str | None:
+    # Any dimension but the leading one may be the row a reduction runs along.
+    from copilot.dtypes import dtype as dtype_of
+
+    longest = 0
+    for c in task.cases:
+        for s, d in zip(c.shapes, c.dtypes):
+            if isinstance(s, tuple) and len(s) > 1 and d:
+                longest = max(longest, max(s[1:]) * (dtype_of(d).itemsize + 4) * 2)
+    if task.cases and longest <= ROW_BUDGET_BYTES:
+        return f"every row of every case fits in UB with its float copy, twice ({longest} bytes at most)"
+    return None
+
+
 SATISFIED: dict[str, Callable[[Task, Candidate], str | None]] = {
+    "L3.multicore-tail-split": _tail_split_already,
+    "L3.split-d": _rows_fit,
     "L3.upcast-fp32": _computes_in_float,
     "L3.double-buffering": _double_buffered,
     "L3.attr-constants": _attr_constants_exact,

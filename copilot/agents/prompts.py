@@ -128,7 +128,8 @@ def variant_prompt(req: ProposalRequest, knowledge_text: str) -> list[dict]:
                      + ", ".join(req.rejected_strategies))
     if req.steer:
         parts.append("## The engineer's guidance for this round\n" + req.steer)
-    if req.inspirations:
+    others = [i for i in req.inspirations if parent is None or i.candidate_id != parent.id]
+    if others:                          # the parent alone is no inspiration: it is shown above
         parts.append(inspirations_section(req.inspirations, parent))
     parts.append("## Output\n" + contract(req.task))
     return messages("cake-partial", *parts)
