@@ -569,3 +569,13 @@ async def test_a_parent_that_is_its_own_only_inspiration_adds_no_section(task):
     llm = ScriptedLLM([GOOD % 1])
     await agent(llm).propose(request(task, parent=parent, inspirations=[me]))
     assert "## Inspirations" not in llm.prompts[0].text
+
+
+def test_the_same_diagnostic_at_many_lines_is_one_line():
+    from copilot.agents.prompts import grouped_diagnostics, where
+
+    diags = [{"id": "L2.CORE_TYPE", "message": "InitBuffer of a UB buffer", "line": n} for n in range(10, 22)]
+    diags.append({"id": "L2.UB_BOUNDS", "message": "past the end", "line": 40})
+    g = grouped_diagnostics(diags)
+    assert len(g) == 2 and where(g[0]) == "lines 10, 11, 12, 13, 14, 15, ... (12 places): "
+    assert where(g[1]) == "line 40: "

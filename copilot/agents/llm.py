@@ -207,8 +207,11 @@ class LLMAgent:
                 return trace.code
             diags = _with_cards(ev.diagnostics)
             slice_ = self._slice(task, "repair", chip, round_=round_, diagnostics=diags)
-            reply = await self._ask(prompts.repair_prompt(task, trace.code, diags, failure, slice_.render(),
-                                                          direction),
+            knowledge = slice_.render()
+            if direction is None:       # generation 1: the golden's own ops still need their cards
+                extra = op_cards(task, slice_.ids, chip)
+                knowledge += ("\n" + extra) if extra else ""
+            reply = await self._ask(prompts.repair_prompt(task, trace.code, diags, failure, knowledge, direction),
                                     "repair", "cake", round_)
             fixed = self._extract(reply, trace.code)
             if fixed is None or fixed == trace.code:
@@ -271,10 +274,9 @@ def _with_cards(diags: list[dict]) -> list[dict]:
 
 def _diag_lines(diags: list[dict[str, Any]], cards: bool = False) -> str:
     lines = []
-    for d in diags[:15]:
-        where = f"line {d.get('line')}: " if d.get("line") else ""
+    for d in prompts.grouped_diagnostics(diags)[:15]:
         extra = f" (cards: {', '.join(d.get('cards') or [])})" if cards and d.get("cards") else ""
-        lines.append(f"- [{d.get('id')}] {where}{d.get('message')}{extra}")
+        lines.append(f"- [{d.get('id')}] {prompts.where(d)}{d.get('message')}{extra}")
     return "\n".join(lines) or "(no diagnostics)"
 
 

@@ -188,13 +188,34 @@ def repair_prompt(task: Task, code: str, diagnostics: list[dict], failure: str, 
     """Repair: the exemplar and the cards of the failure's constraints, the failing code, the errors;
     for a variant, the direction it follows, which the fix keeps."""
     lines = []
-    for d in diagnostics[:12]:
-        where = f"line {d.get('line')}: " if d.get("line") else ""
+    for d in grouped_diagnostics(diagnostics)[:12]:
         hint = f" Hint: {d['hint']}" if d.get("hint") else ""
-        lines.append(f"- [{d.get('id')}] {where}{d.get('message')}{hint}")
+        lines.append(f"- [{d.get('id')}] {where(d)}{d.get('message')}{hint}")
     return messages("repair", "## Knowledge\n" + knowledge_text, "## Task\n" + task_statement(task),
                     f"## The kernel\n```cpp\n{code}\n```",
                     f"## What failed ({failure})\n" + ("\n".join(lines) or "(no diagnostics)"),
                     (f"## The variant's direction: {direction.id}\n{direction.text}\nKeep to it: fix the "
                      "failure without undoing the direction.") if direction else "",
                     "## Output\n" + contract(task))
+
+
+def grouped_diagnostics(diagnostics: list[dict]) -> list[dict]:
+    """One entry per (id, message): the same rule broken at twelve InitBuffer calls is one line
+    that lists its lines, not twelve."""
+    out: dict[tuple, dict] = {}
+    for d in diagnostics:
+        key = (d.get("id"), d.get("message"))
+        if key in out:
+            if d.get("line"):
+                out[key]["lines"].append(d["line"])
+            continue
+        out[key] = dict(d, lines=[d["line"]] if d.get("line") else [])
+    return list(out.values())
+
+
+def where(d: dict) -> str:
+    lines = d.get("lines") or ([d["line"]] if d.get("line") else [])
+    if not lines:
+        return ""
+    return f"line {lines[0]}: " if len(lines) == 1 else \
+        f"lines {', '.join(map(str, lines[:6]))}{', ...' if len(lines) > 6 else ''} ({len(lines)} places): "
