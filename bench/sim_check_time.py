@@ -3,6 +3,7 @@ emulator's throughput on a 16M-element elementwise kernel.
 
     .venv/bin/python bench/sim_check_time.py [--runs 5] [--out bench/results/sim_check_time.json]
     .venv/bin/python bench/sim_check_time.py --throughput-only [--runs 7]
+    .venv/bin/python bench/sim_check_time.py --throughput-only --trees BEFORE AFTER [--rounds 3]
 
 Figures are medians over --runs runs. "cli" times run `cannpilot check --json` as a fresh process
 (interpreter, torch import and all); "in-process" times call check_kernel() in this process.
@@ -10,6 +11,8 @@ Throughput: the whole `run()` call (tensors into GM, sandboxed launcher, outputs
 launcher alone, with the CPU seconds of this process and of the launcher's tree, and, because the
 machine is shared, each run's ratio to a fixed reference measured right before it (numpy adding the
 same two 16M-element arrays into a preallocated output, the data motion of the kernel).
+With --trees, the throughput part of each tree's own copy of this bench runs in turn, --rounds
+times (trees made with `git worktree add`), and the ratios of the medians are reported per round.
 """
 
 from __future__ import annotations
@@ -120,13 +123,46 @@ def _print_throughput(t: dict) -> None:
           f"load average {t['load_average'][0]:.1f}")
 
 
+def _compare_trees(trees: list[str], runs: int, rounds: int) -> dict:
+    """Each tree's throughput bench in its own process, the trees in turn, `rounds` times: the
+    ratios within a round compare trees under the same load."""
+    out: dict = {"trees": trees, "rounds": []}
+    for _ in range(rounds):
+        row = {}
+        for tree in trees:
+            with tempfile.NamedTemporaryFile(suffix=".json") as f:
+                subprocess.run(["nice", "-n", "10", sys.executable, str(Path(tree) / "bench" / "sim_check_time.py"),
+                                "--throughput-only", "--runs", str(runs), "--out", f.name], cwd=tree, check=True,
+                               capture_output=True, text=True)
+                row[tree] = json.loads(Path(f.name).read_text())
+        out["rounds"].append(row)
+        base = row[trees[0]]
+        print("round: " + "; ".join(
+            f"{t}: run() {row[t]['element_ops_per_second']:.3g} el-ops/s, launcher "
+            f"{row[t]['launcher_element_ops_per_second']:.3g}, run()/baseline time "
+            f"{row[t]['run_seconds_median'] / base['run_seconds_median']:.3f}, load {row[t]['load_average'][0]:.1f}"
+            for t in trees))
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "sim_check_time.json"))
     ap.add_argument("--throughput-only", action="store_true",
                     help="only the 16M-element add (JSON to bench/results/sim_throughput.json by default)")
+    ap.add_argument("--trees", nargs="+", help="with --throughput-only: compare these source trees (the first is "
+                    "the baseline)")
+    ap.add_argument("--rounds", type=int, default=3, help="with --trees: how many times each tree runs")
     args = ap.parse_args()
+    if args.throughput_only and args.trees:
+        t = _compare_trees(args.trees, args.runs, args.rounds)
+        out = Path(args.out if args.out != ap.get_default("out")
+                   else REPO / "bench" / "results" / "sim_throughput_trees.json")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(t, indent=2))
+        print(f"wrote {out}")
+        return 0
     if args.throughput_only:
         t = _throughput(args.runs)
         _print_throughput(t)
