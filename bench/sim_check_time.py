@@ -155,19 +155,13 @@ def main() -> int:
                     "the baseline)")
     ap.add_argument("--rounds", type=int, default=3, help="with --trees: how many times each tree runs")
     args = ap.parse_args()
-    if args.throughput_only and args.trees:
-        t = _compare_trees(args.trees, args.runs, args.rounds)
-        out = Path(args.out if args.out != ap.get_default("out")
-                   else REPO / "bench" / "results" / "sim_throughput_trees.json")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(t, indent=2))
-        print(f"wrote {out}")
-        return 0
     if args.throughput_only:
-        t = _throughput(args.runs)
-        _print_throughput(t)
-        out = Path(args.out if args.out != ap.get_default("out")
-                   else REPO / "bench" / "results" / "sim_throughput.json")
+        if args.trees:
+            t, name = _compare_trees(args.trees, args.runs, args.rounds), "sim_throughput_trees.json"
+        else:
+            t, name = _throughput(args.runs), "sim_throughput.json"
+            _print_throughput(t)
+        out = Path(args.out if args.out != ap.get_default("out") else REPO / "bench" / "results" / name)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(t, indent=2))
         print(f"wrote {out}")
