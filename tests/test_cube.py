@@ -64,6 +64,7 @@ def _matmul(binary: Path, tmp: Path, dtype: str, m: int, n: int, k: int, out: st
 @pytest.mark.parametrize("dtype,m,n,k,bt", [
     ("half", 16, 16, 16, 0), ("half", 33, 40, 70, 0), ("half", 33, 40, 70, 1),
     ("bf16", 17, 48, 31, 0), ("bf16", 17, 48, 31, 1), ("float", 20, 24, 13, 1), ("int8", 33, 40, 70, 1),
+    ("int8", 33, 40, 70, 0), ("int8", 16, 64, 96, 0),
 ])
 def test_matmul_matches_torch(cube_bin, tmp_path, dtype, m, n, k, bt):
     res, ref, _ = _matmul(cube_bin, tmp_path, dtype, m, n, k, bt=bt)
@@ -173,3 +174,38 @@ def test_roofline_cube_term_reproduces_the_benchmark_bound():
         t_hw, terms = case_roofline(task, case, output_shapes(task, case), load_chip("910B2"))
         assert terms["cube_us"] == t_hw                     # int8 GEMMs are cube-bound
         assert t_hw == pytest.approx(meta[str(case.id)]["t_hw_us"], rel=2e-3)
+
+
+QUANT_MATMUL = REPO / "bench" / "cube_kernels" / "quant_matmul.cpp"
+needs_cannbench = pytest.mark.skipif(not CANNBENCH.exists(), reason="CANN-Bench is not beside the repository")
+
+
+@needs_cannbench
+@pytest.mark.slow
+def test_mix_kernel_passes_public_cases():
+    """The hand-written MIX quant_matmul (AIC int8 GEMM -> GM workspace -> two AIVs' epilogue, cross-core
+    flags both ways) on two small public cases: 4 blocks (12 cores) and 24 blocks with M = 1."""
+    from copilot.backends.sim import check_kernel
+
+    report = check_kernel(QUANT_MATMUL, str(CANNBENCH / "tasks" / "level3" / "quant_matmul"), cases="18,14",
+                          timeout=120)
+    assert report.compiled, [d.message for d in report.diagnostics]
+    assert report.correct, ([(c.id, c.message) for c in report.cases if not c.passed],
+                            [(d.id, d.message) for d in report.diagnostics])
+    assert not [d for d in report.diagnostics if d.severity == "error"]
+
+
+@needs_cannbench
+@pytest.mark.slow
+def test_wait_without_its_set_is_reported(tmp_path):
+    from copilot.backends.sim import check_kernel
+
+    text = QUANT_MATMUL.read_text()
+    line = "            CrossCoreSetFlag<2, PIPE_FIX>(FLAG_TILE_READY);\n"
+    assert line in text
+    broken = tmp_path / "quant_matmul.cpp"
+    broken.write_text(text.replace(line, "\n"))
+    report = check_kernel(broken, str(CANNBENCH / "tasks" / "level3" / "quant_matmul"), cases="18", timeout=120)
+    wait_line = next(i for i, ln in enumerate(text.splitlines(), 1) if "CrossCoreWaitFlag(FLAG_TILE_READY)" in ln)
+    assert ("L2.CROSS_CORE_FLAG", wait_line) in {(d.id, d.line) for d in report.diagnostics}
+    assert not report.correct

@@ -37,6 +37,7 @@ CONSTRAINT_IDS = [
     # the cube unit (issue 17)
     "L2.L1_CAPACITY", "L2.L0A_CAPACITY", "L2.L0B_CAPACITY", "L2.L0C_CAPACITY", "L2.BT_CAPACITY", "L2.FB_CAPACITY",
     "L2.CUBE_POSITION", "L2.CUBE_ALIGN", "L2.CUBE_BOUNDS", "L2.CUBE_PARAMS", "L2.MMAD_DTYPE", "L2.FIXPIPE_QUANT",
+    "L2.CROSS_CORE_FLAG", "L2.CORE_TYPE",
     "PREC.nan_inf_introduced", "PREC.zero_output", "PREC.localized_outlier", "PREC.systematic_drift",
     "PREC.small_value_error",
 ]

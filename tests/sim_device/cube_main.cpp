@@ -31,10 +31,12 @@ template <typename T> static void save(const std::string& path, const std::vecto
 template <typename IN, typename ACC, typename OUT>
 static void matmul(int m, int n, int k) {
     constexpr int c0 = 32 / sizeof(IN);
-    const int mp = (m + 15) / 16 * 16, np = (n + 15) / 16 * 16, kp = (k + c0 - 1) / c0 * c0;
     const bool bt = iarg("bt"), acc = iarg("acc"), relu = iarg("relu");
+    // int8 B (k x n) goes through LoadDataWithTranspose in 32 x 32 squares: n padded to 32
+    const int nq = sizeof(IN) == 1 && !bt ? 32 : 16;
+    const int mp = (m + 15) / 16 * 16, np = (n + nq - 1) / nq * nq, kp = (k + c0 - 1) / c0 * c0;
     const bool nz_out = sarg("layout", "nd") == "nz";
-    if (sizeof(IN) != 2 && !bt) { std::fprintf(stderr, "non-16-bit B must come transposed (bt=1): the 2-D LoadData transposes b16 only\n"); std::exit(2); }
+    if (sizeof(IN) == 4 && !bt) { std::fprintf(stderr, "fp32 B must come transposed (bt=1)\n"); std::exit(2); }
     std::vector<IN> a = load<IN>(sarg("a"), size_t(m) * k), b = load<IN>(sarg("b"), size_t(k) * n);
     std::vector<OUT> c(nz_out ? size_t(np) * mp : size_t(m) * n);
     GlobalTensor<IN> ga, gb; GlobalTensor<OUT> gc;
@@ -64,6 +66,10 @@ static void matmul(int m, int n, int k) {
     if (bt) {
         // B^T in Nz: fractal (n-block j, k-block l) at l * nb + j; row-major inside = Zn of B
         LoadData(b2, b1, LoadData2DParams(0, kb * nb, 1, 0, 0, false, 0));
+    } else if constexpr (sizeof(IN) == 1) {
+        // B in Nz, 32-column blocks: per block, its k/32 squares transposed into Zn fractals (kb, 2c), (kb, 2c+1)
+        for (int cb = 0; cb < np / 32; ++cb)
+            LoadDataWithTranspose(b2[2 * cb * 512], b1, LoadData2dTransposeParams(cb * kb, kb, 1, nb - 1, 0));
     } else {
         // B in Nz: fractal (k-block l, n-block j) at j * kb + l; Zn wants l * nb + j, transposed inside
         for (int l = 0; l < kb; ++l)
@@ -73,7 +79,7 @@ static void matmul(int m, int n, int k) {
     qa2.EnQue(a2); qb2.EnQue(b2);
     a2 = qa2.DeQue<IN>(); b2 = qb2.DeQue<IN>();
     LocalTensor<ACC> co1 = qc.AllocTensor<ACC>();
-    MmadParams mp_(m, n, k);
+    MmadParams mp_(m, nq == 32 ? np : n, k);   // B2 rows hold np columns: the cube computes them all
     Mmad(co1, a2, b2, mp_);
     if (acc) { mp_.cmatrixInitVal = false; Mmad(co1, a2, b2, mp_); }
     qa2.FreeTensor(a2); qb2.FreeTensor(b2);

@@ -109,6 +109,26 @@ static void fb_capacity() {
     TPipe pipe; TBuf<TPosition::C2PIPE2GM> b;
     pipe.InitBuffer(b, 4096);   // 4 KB of a 2 KB fixpipe buffer (910B2)
 }
+// EXPECT cross_core_flag_id: L2.CROSS_CORE_FLAG
+static void cross_core_flag_id() {
+    CrossCoreSetFlag<0, PIPE_MTE3>(11);   // A2/A3 flag ids are 0..10
+}
+// EXPECT cross_core_not_mix: L2.CROSS_CORE_FLAG
+static void cross_core_not_mix() {
+    CrossCoreSetFlag<2, PIPE_FIX>(1);   // AIC <-> AIV in a kernel that is not MIX
+}
+// EXPECT core_type_ub_on_aic: L2.CORE_TYPE
+static void core_type_ub_on_aic() {
+    cannsim::mix::self().core = AIC;   // as the launcher sets it for a cube core
+    TPipe pipe; TQue<TPosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 1024);
+}
+// EXPECT core_type_l1_on_aiv: L2.CORE_TYPE
+static void core_type_l1_on_aiv() {
+    cannsim::mix::self().core = AIV; cannsim::mix::self().ratio = 2;   // a vector core of a MIX kernel
+    TPipe pipe; TQue<TPosition::A1, 1> q;
+    pipe.InitBuffer(q, 1, 1024);
+}
 // EXPECT clean: none
 static void clean() {
     TPipe pipe; TQue<TPosition::A2, 2> qa; TQue<TPosition::B2, 2> qb; TQue<TPosition::CO1, 1> qc;
@@ -125,7 +145,8 @@ int main(int argc, char** argv) {
     cannsim::begin_block(0, 1);
 #define S(name) if (s == #name) name();
     S(l0a_capacity) S(l0b_capacity) S(l0c_capacity) S(l1_capacity) S(mmad_dtype) S(mmad_position) S(mmad_fractal)
-    S(mmad_align) S(mmad_range) S(loaddata_transpose) S(loaddata_bounds) S(fixpipe_quant) S(cube_queue) S(bt_capacity) S(fb_capacity) S(clean)
+    S(mmad_align) S(mmad_range) S(loaddata_transpose) S(loaddata_bounds) S(fixpipe_quant) S(cube_queue) S(bt_capacity) S(fb_capacity) S(cross_core_flag_id) S(cross_core_not_mix)
+    S(core_type_ub_on_aic) S(core_type_l1_on_aiv) S(clean)
     cannsim::end_block();
     return 0;
 }

@@ -545,7 +545,8 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         prepare_workdir(workdir, uid, ["diag.jsonl"])
         lim = Limits(wall_seconds=limits.wall_seconds, cpu_seconds=limits.cpu_seconds,
                      address_space_bytes=max(limits.address_space_bytes, (2 << 30) + 3 * gm_bytes),
-                     processes=limits.processes + jobs, file_bytes=limits.file_bytes,
+                     processes=max(limits.processes, 4 * chip.cube_cores) + jobs,   # a MIX launch: 3 per cube core
+                     file_bytes=limits.file_bytes,
                      memory_bytes=limits.memory_bytes + 3 * gm_bytes)
         t0 = time.perf_counter()
         res = run_sandboxed(["./harness", "case.txt"], workdir, lim, uid=uid, pass_fds=(result_fd, *(fd for _, fd in gm_fds)))

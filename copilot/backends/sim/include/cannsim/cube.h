@@ -14,6 +14,14 @@
 #include <type_traits>
 #include "pipe.h"
 #include "vec_engine.h"
+#include "mix_core.h"
+#include "debug.h"
+#if __has_include("gm_alias.h")
+#include "gm_alias.h"
+#define CANNSIM_CUBE_GM(p) ::cannsim::gm_real(p)   // the emulator's address of a kernel GM address
+#else
+#define CANNSIM_CUBE_GM(p) (p)
+#endif
 
 namespace AscendC {
 
@@ -40,6 +48,20 @@ struct LoadData2DParams {
                      bool transpose, uint8_t addrModeIn)
         : startIndex(start), repeatTimes(repeat), srcStride(srcStrideIn), sid(sidIn), dstGap(dstGapIn),
           ifTranspose(transpose), addrMode(addrModeIn) {}
+};
+
+struct LoadData2dTransposeParams {
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstGap = 0;
+    uint16_t dstFracGap = 0;
+    uint8_t addrMode = 0;
+    LoadData2dTransposeParams() = default;
+    LoadData2dTransposeParams(uint16_t start, uint8_t repeat, uint16_t srcStrideIn, uint16_t dstGapIn, uint16_t fracGap,
+                              uint8_t addrModeIn = 0)
+        : startIndex(start), repeatTimes(repeat), srcStride(srcStrideIn), dstGap(dstGapIn), dstFracGap(fracGap),
+          addrMode(addrModeIn) {}
 };
 
 struct MmadParams {
@@ -200,6 +222,29 @@ inline float deq_scale_of(uint64_t word) {
     return f;
 }
 
+// The inner product loop of Mmad, optimised whatever the candidate's build flags: row += a * b.
+__attribute__((optimize("O3"))) inline void axpy(int32_t* row, int32_t a, const int32_t* b, uint64_t n) {
+    for (uint64_t j = 0; j < n; ++j) row[j] += a * b[j];
+}
+__attribute__((optimize("O3"))) inline void axpy(float* row, float a, const float* b, uint64_t n) {
+    for (uint64_t j = 0; j < n; ++j) row[j] += a * b[j];
+}
+
+// The source unit a load's repeat r reads (addrMode: decreasing addresses), and the lowest and highest
+// over its repeats; a walk before the start of src is fatal.
+template <typename P>
+inline int64_t load_index(const P& p, int64_t r) {
+    return p.addrMode ? int64_t(p.startIndex) - r * p.srcStride : int64_t(p.startIndex) + r * p.srcStride;
+}
+template <typename P>
+inline void load_span(const char* api, const P& p, int64_t& lo, int64_t& hi, const SrcLoc& loc) {
+    lo = hi = p.startIndex;
+    for (int64_t r = 0; r < p.repeatTimes; ++r) { lo = std::min(lo, load_index(p, r)); hi = std::max(hi, load_index(p, r)); }
+    if (lo < 0)
+        report("L2.CUBE_BOUNDS", Severity::Error, api, loc.line(),
+               fmt("%s with a decreasing address (addrMode) walks before the start of src", api), true);
+}
+
 // Cube cost classes: the MACs per cycle depend on the element size of the inputs.
 template <typename T> constexpr int cube_kind() { return sizeof(T) == 1 ? 1 : sizeof(T) == 2 ? 0 : 2; }
 
@@ -231,7 +276,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     cannsim::cost::set_row_shape(double(p.ndNum) * p.nValue, double(p.dValue) * sizeof(T));
     if (!cannsim::count_only()) {
         T* d = reinterpret_cast<T*>(cannsim::arena_at(dst.addr_));
-        const T* s = src.base_;
+        const T* s = CANNSIM_CUBE_GM(src.base_);
         for (uint64_t nd = 0; nd < p.ndNum; ++nd)
             for (uint64_t r = 0; r < p.nValue; ++r) {
                 const T* row = s + nd * p.srcNdMatrixStride + r * p.srcDValue;
@@ -251,6 +296,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
 // ---- LoadData, 2-D form: 512-byte fractals, L1 -> L0A/L0B (MTE1) ----
 template <typename T>
 inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p, CANNSIM_LOC) {
+    (void)cannsim::mix::CubeUse<0>::registered;
     cannsim::check_cube_dtype("LoadData", cannsim::dtype_of<T>(), loc);
     cannsim::check_position("LoadData", "src", src, {TPosition::A1, TPosition::B1}, loc);
     cannsim::check_position("LoadData", "dst", dst, {TPosition::A2, TPosition::B2}, loc);
@@ -264,14 +310,8 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
                         cannsim::fmt("LoadData with ifTranspose on %u-byte elements: the 2-D form transposes b16 "
                                      "fractals only", (unsigned)sizeof(T)));
     const int64_t n = p.repeatTimes;
-    int64_t first = p.startIndex, last = p.startIndex;
-    for (int64_t r = 0; r < n; ++r) {
-        const int64_t idx = p.addrMode ? int64_t(p.startIndex) - r * p.srcStride : int64_t(p.startIndex) + r * p.srcStride;
-        first = std::min(first, idx); last = std::max(last, idx);
-    }
-    if (first < 0)
-        cannsim::report("L2.CUBE_BOUNDS", cannsim::Severity::Error, "LoadData", loc.line(),
-                        "LoadData with a decreasing address (addrMode) walks before the start of src", true);
+    int64_t first = 0, last = 0;
+    cannsim::load_span("LoadData", p, first, last, loc);
     if (n > 0) {
         cannsim::cube_range("LoadData", "src", src, uint64_t(first) * 512, uint64_t(last + 1) * 512, loc);
         cannsim::cube_range("LoadData", "dst", dst, 0, uint64_t((n - 1) * (1 + p.dstGap) + 1) * 512, loc);
@@ -279,7 +319,7 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     if (!cannsim::count_only() && n > 0) {
         constexpr int e = 512 / sizeof(T);
         for (int64_t r = 0; r < n; ++r) {
-            const int64_t idx = p.addrMode ? int64_t(p.startIndex) - r * p.srcStride : int64_t(p.startIndex) + r * p.srcStride;
+            const int64_t idx = cannsim::load_index(p, r);
             const uint8_t* s = cannsim::arena_at(src.addr_ + uint64_t(idx) * 512);
             uint8_t* d = cannsim::arena_at(dst.addr_ + uint64_t(r * (1 + p.dstGap)) * 512);
             if (p.ifTranspose && sizeof(T) == 2) {
@@ -298,10 +338,60 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     cannsim::record_cost(PIPE_MTE1, "LoadData", cannsim::dtype_of<T>(), uint64_t(n) * 512 / sizeof(T), uint64_t(n) * 512);
 }
 
+// ---- LoadDataWithTranspose: square blocks transposed on the way to L0A/L0B (MTE1) ----
+// b8: two consecutive 16 x 32 fractals form a 32 x 32 square; b16: one 16 x 16 fractal is the square.
+// The transposed square splits back into its fractals: the first at r * (1 + dstGap) fractals, the
+// second dstFracGap fractals after the first's end. (b32: the 16 x 8 pairing is not emulated.)
+template <typename T>
+inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2dTransposeParams& p,
+                                  CANNSIM_LOC) {
+    (void)cannsim::mix::CubeUse<0>::registered;
+    if constexpr (sizeof(T) == 4) {
+        cannsim::unknown_api("LoadDataWithTranspose", loc.line());
+        return;
+    } else {
+        cannsim::check_cube_dtype("LoadData", cannsim::dtype_of<T>(), loc);
+        cannsim::check_position("LoadDataWithTranspose", "src", src, {TPosition::A1, TPosition::B1}, loc);
+        cannsim::check_position("LoadDataWithTranspose", "dst", dst, {TPosition::A2, TPosition::B2}, loc);
+        cannsim::check_cube_align("LoadDataWithTranspose", "src", src, 32, loc);
+        cannsim::check_cube_align("LoadDataWithTranspose", "dst", dst, 512, loc);
+        constexpr uint64_t R = sizeof(T) == 1 ? 32 : 16;          // square side, elements
+        constexpr uint64_t sq = R * R * sizeof(T);                  // square bytes
+        constexpr uint64_t fr = sq / 512;                           // fractals per square
+        const int64_t n = p.repeatTimes;
+        int64_t lo = 0, hi = 0;
+        cannsim::load_span("LoadDataWithTranspose", p, lo, hi, loc);
+        auto frac_at = [&](int64_t r, uint64_t f) -> uint64_t {   // destination fractal of square r, part f
+            return uint64_t(r) * (1 + p.dstGap) + f * (1 + p.dstFracGap);
+        };
+        if (n > 0) {
+            cannsim::cube_range("LoadDataWithTranspose", "src", src, uint64_t(lo) * sq, uint64_t(hi + 1) * sq, loc);
+            cannsim::cube_range("LoadDataWithTranspose", "dst", dst, 0, (frac_at(n - 1, fr - 1) + 1) * 512, loc);
+        }
+        if (!cannsim::count_only())
+            for (int64_t r = 0; r < n; ++r) {
+                const int64_t idx = cannsim::load_index(p, r);
+                T s[R * R];
+                std::memcpy(s, cannsim::arena_at(src.addr_ + uint64_t(idx) * sq), sq);
+                constexpr uint64_t rows = R / fr;                    // rows of the square per fractal
+                for (uint64_t f = 0; f < fr; ++f) {
+                    T* d = reinterpret_cast<T*>(cannsim::arena_at(dst.addr_ + frac_at(r, f) * 512));
+                    for (uint64_t i = 0; i < rows; ++i)
+                        for (uint64_t j = 0; j < R; ++j) d[i * R + j] = s[j * R + f * rows + i];
+                }
+            }
+        cannsim::mark_written(dst.slot_, PIPE_MTE1);
+        cannsim::cost::note_cube(cannsim::mem_of_position(static_cast<int>(dst.pos_)) == cannsim::MEM_L0B ? 1 : 0);
+        cannsim::record_cost(PIPE_MTE1, "LoadDataWithTranspose", cannsim::dtype_of<T>(), uint64_t(n) * sq / sizeof(T),
+                             uint64_t(n) * sq);
+    }
+}
+
 // ---- Mmad: C (CO1, Nz) = [C or bias or 0] + A (A2) x B (B2) ----
 template <typename T, typename U, typename S>
 inline void mmad_impl(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
                       const void* bias_row, bool bias_is_c2, const MmadParams& p, const cannsim::SrcLoc& loc) {
+    (void)cannsim::mix::CubeUse<0>::registered;
     cannsim::check_cube_dtype("Mmad", cannsim::dtype_of<U>(), loc);
     if (!cannsim::mmad_combo_ok<T, U, S>())
         cannsim::report("L2.MMAD_DTYPE", cannsim::Severity::Error, "Mmad", loc.line(),
@@ -330,7 +420,7 @@ inline void mmad_impl(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const
         const S* B = reinterpret_cast<const S*>(cannsim::arena_at(filter.addr_));
         T* C = reinterpret_cast<T*>(cannsim::arena_at(dst.addr_));
         const bool a_nz = cannsim::arch() == 3510;
-        using Acc = std::conditional_t<std::is_integral_v<T>, int64_t, float>;
+        using Acc = std::conditional_t<std::is_integral_v<T>, int32_t, float>;   // int32 wraps as L0C does
         // A and B as dense row-major (m x kpad) and (kpad x n) tiles of the accumulator type
         const uint64_t kpad = kb * c0, mpad = mb * 16;
         std::vector<Acc> a(mpad * kpad), b(kpad * nb * 16);
@@ -354,14 +444,11 @@ inline void mmad_impl(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const
             }
             for (uint64_t kk = 0; kk < p.k; ++kk) {
                 const Acc av = a[i * kpad + kk];
-                if (av == 0) continue;
-                const Acc* br = &b[kk * nb * 16];
-                for (uint64_t j = 0; j < p.n; ++j) row[j] += av * br[j];
+                if (av != 0) cannsim::axpy(row.data(), av, &b[kk * nb * 16], p.n);
             }
             for (uint64_t j = 0; j < p.n; ++j) {
                 const uint64_t off = (j / 16) * mpad * 16 + i * 16 + j % 16;
-                if constexpr (std::is_integral_v<T>) C[off] = static_cast<T>(static_cast<int32_t>(row[j]));
-                else C[off] = static_cast<T>(row[j]);
+                C[off] = static_cast<T>(row[j]);
             }
         }
     }
@@ -397,6 +484,7 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
 template <typename T, typename U>
 inline void fixpipe_impl(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const uint64_t* vscale,
                          const FixpipeParamsV220& p, CO2Layout layout, const cannsim::SrcLoc& loc) {
+    (void)cannsim::mix::CubeUse<0>::registered;
     using Q = QuantMode_t;
     cannsim::check_cube_dtype("Fixpipe", cannsim::dtype_of<T>(), loc);
     cannsim::check_position("Fixpipe", "src", src, {TPosition::CO1}, loc);
@@ -445,7 +533,7 @@ inline void fixpipe_impl(const GlobalTensor<T>& dst, const LocalTensor<U>& src, 
     cannsim::cost::set_row_shape(double(nd) * p.mSize, double(p.nSize) * sizeof(T));
     if (!cannsim::count_only()) {
         const U* s = reinterpret_cast<const U*>(cannsim::arena_at(src.addr_));
-        T* d = dst.base_;
+        T* d = CANNSIM_CUBE_GM(dst.base_);
         const float scalar = cannsim::deq_scale_of(p.deqScalar);
         for (uint64_t n_i = 0; n_i < nd; ++n_i)
             for (uint64_t mm = 0; mm < p.mSize; ++mm)
@@ -482,6 +570,125 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const
     cannsim::check_position("Fixpipe", "cbufWorkspace", cbufWorkspace, {TPosition::A1, TPosition::C1}, loc);
     cannsim::cube_range("Fixpipe", "cbufWorkspace", cbufWorkspace, 0, uint64_t(p.nSize) * 8, loc);
     fixpipe_impl(dst, src, reinterpret_cast<const uint64_t*>(cannsim::arena_at(cbufWorkspace.addr_)), p, config.format, loc);
+}
+
+}  // namespace AscendC
+
+namespace cannsim::mix {
+
+// The processes of one launch a group flag reaches: every core of a type (mode 0) or the AIVs of
+// this core (mode 1).
+inline std::vector<uint32_t> same_type_procs(bool whole_launch) {
+    const Identity& id = self();
+    std::vector<uint32_t> out;
+    const int r = std::max(1, id.ratio);
+    for (int64_t b = whole_launch ? 0 : id.block; b < (whole_launch ? id.blocks : id.block + 1); ++b) {
+        if (id.ratio < 0) out.push_back(static_cast<uint32_t>(b));
+        else if (id.core == AIC) out.push_back(proc_of(b, AIC, 0));
+        else for (int sb = 0; sb < r; ++sb) out.push_back(proc_of(b, AIV, sb));
+    }
+    return out;
+}
+
+inline bool check_cross_core(const char* api, int mode, int flag, const SrcLoc& loc) {
+    const Identity& id = self();
+    if (flag < 0 || flag > 10) {
+        report("L2.CROSS_CORE_FLAG", Severity::Error, api, loc.line(),
+               fmt("%s flagId %d: A2/A3 cross-core flags are 0..10", api, flag));
+        return false;
+    }
+    if (mode != 0 && mode != 1 && mode != 2) {
+        report("L2.CROSS_CORE_FLAG", Severity::Error, api, loc.line(),
+               fmt("%s modeId %d: the modes are 0 (all cores of a type), 1 (the AIVs of a core), 2 (AIC <-> AIV)%s",
+                   api, mode, mode == 4 ? "; mode 4 is Atlas 350 only" : ""));
+        return false;
+    }
+    if ((mode == 1 || mode == 2) && id.ratio <= 0) {
+        report("L2.CROSS_CORE_FLAG", Severity::Error, api, loc.line(),
+               fmt("%s mode %d synchronises an AIC with its AIVs, but the kernel is not a MIX kernel with AIVs "
+                   "(KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2))", api, mode));
+        return false;
+    }
+    if (mode == 1 && id.core == AIC) {
+        report("L2.CROSS_CORE_FLAG", Severity::Error, api, loc.line(), fmt("%s mode 1 is among the AIVs of a core; called on the AIC", api));
+        return false;
+    }
+    return true;
+}
+
+// A set: mode 2 from the AIC reaches each of its AIVs; from an AIV it counts towards the AIC's flag,
+// which is delivered once every AIV has set it; modes 1 and 0 deliver to the whole group once every
+// member has set.
+inline void cross_core_set(int mode, int flag, const SrcLoc& loc) {
+    if (!check_cross_core("CrossCoreSetFlag", mode, flag, loc)) return;
+    record_cost(PIPE_S, "CrossCoreSetFlag", 0, 0, 0);
+    Shared* sh = shared();
+    const Identity& id = self();
+    if (!sh || id.proc >= sh->procs) return;
+    auto deliver = [&](const std::vector<uint32_t>& to) { for (uint32_t p : to) if (p < sh->procs) sh->inbox[p][flag].fetch_add(1); };
+    if (mode == 2 && id.core == AIC) {
+        for (int sb = 0; sb < id.ratio; ++sb) deliver({proc_of(id.block, AIV, sb)});
+    } else if (mode == 2) {
+        const uint32_t aic = proc_of(id.block, AIC, 0);
+        if ((sh->group2[aic][flag].fetch_add(1) + 1) % static_cast<uint32_t>(id.ratio) == 0) deliver({aic});
+    } else {
+        const std::vector<uint32_t> group = same_type_procs(mode == 0);
+        std::atomic<uint32_t>& g = mode == 1 ? sh->group1[group[0]][flag] : sh->group0[id.core == AIC][flag];
+        if ((g.fetch_add(1) + 1) % static_cast<uint32_t>(group.size()) == 0) deliver(group);
+    }
+}
+
+// Every other core of the launch has ended or is itself blocked in a wait nobody will satisfy.
+inline bool nobody_can_set(const Shared* sh, uint32_t me) {
+    for (uint32_t p = 0; p < sh->procs; ++p) {
+        if (p == me || sh->ended[p].load()) continue;
+        const uint32_t w = sh->waiting[p].load();
+        if (w == 0 || sh->inbox[p][w - 1].load() >= sh->wait_target[p].load()) return false;
+    }
+    return true;
+}
+
+// A wait consumes one delivered flag of this core (whatever mode set it); with none to come (every
+// other core of the launch ended or blocked) the chip would hang.
+inline void cross_core_wait(int mode, int flag, const SrcLoc& loc) {
+    if (!check_cross_core("CrossCoreWaitFlag", 0, flag, loc)) return;
+    (void)mode;
+    record_cost(PIPE_S, "CrossCoreWaitFlag", 0, 0, 0);
+    static uint32_t consumed[kFlags] = {};
+    const uint32_t target = ++consumed[flag];
+    Shared* sh = shared();
+    const uint32_t me = self().proc;
+    if (count_only() || !sh || me >= sh->procs) return;
+    sh->wait_target[me].store(target);
+    sh->waiting[me].store(static_cast<uint32_t>(flag) + 1);
+    int stuck = 0;
+    while (sh->inbox[me][flag].load() < target) {
+        stuck = nobody_can_set(sh, me) ? stuck + 1 : 0;
+        if (stuck >= 20)   // stable over 20 polls (1 ms): not a core between its wake-up and its next set
+            report("L2.CROSS_CORE_FLAG", Severity::Error, "CrossCoreWaitFlag", loc.line(),
+                   fmt("CrossCoreWaitFlag(%d) waits for flag number %u but only %u were set, and every other core has "
+                       "ended or waits too: on the chip the kernel hangs (each wait needs its CrossCoreSetFlag)",
+                       flag, target, sh->inbox[me][flag].load()),
+                   true);
+        pause_briefly();
+    }
+    sh->waiting[me].store(0);
+}
+
+}  // namespace cannsim::mix
+
+namespace AscendC {
+
+template <uint8_t modeId, pipe_t pipe>
+inline void CrossCoreSetFlag(uint16_t flagId, CANNSIM_LOC) {
+    (void)cannsim::mix::CrossCoreUse<0>::registered;
+    cannsim::mix::cross_core_set(modeId, flagId, loc);
+}
+
+template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
+inline void CrossCoreWaitFlag(uint16_t flagId, CANNSIM_LOC) {
+    (void)cannsim::mix::CrossCoreUse<0>::registered;
+    cannsim::mix::cross_core_wait(modeId, flagId, loc);
 }
 
 }  // namespace AscendC

@@ -4,6 +4,7 @@
 // Facts and sources: docs/emulator-cube.md.
 #pragma once
 #include "runtime.h"
+#include "mix_core.h"
 
 namespace cannsim {
 
@@ -38,8 +39,22 @@ inline uint64_t mem_align(int mem) {
     return a[mem];
 }
 
+// A buffer of the other core type: UB on a cube core (AIC), L1/L0 on a vector core of a MIX kernel.
+inline void check_core_type(int position, const SrcLoc& loc) {
+    const mix::Identity& id = mix::self();
+    const bool cube_pos = mem_of_position(position) != MEM_UB;
+    if (cube_pos && id.core == mix::AIV && id.ratio >= 0)
+        report("L2.CORE_TYPE", Severity::Error, "InitBuffer", loc.line(),
+               fmt("InitBuffer of a %s buffer on a vector core (AIV) of a MIX kernel: L1/L0 belong to the cube core; "
+                   "put the cube part under ASCEND_IS_AIC", mem_name(mem_of_position(position))));
+    if (!cube_pos && id.core == mix::AIC && position != static_cast<int>(AscendC::TPosition::GM))
+        report("L2.CORE_TYPE", Severity::Error, "InitBuffer", loc.line(),
+               "InitBuffer of a UB buffer on the cube core (AIC), which has no UB: put the vector part under ASCEND_IS_AIV");
+}
+
 // InitBuffer of `num` x `len` bytes on a cube position: slots in that buffer's region.
 inline int alloc_cube_slots(int pipe_id, int position, bool is_queue, int num, uint64_t len, const SrcLoc& loc) {
+    check_core_type(position, loc);
     auto& s = detail::state();
     const int mem = mem_of_position(position);
     const uint64_t al = mem_align(mem);

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "cannsim/runtime.h"
+#include "cannsim/mix_core.h"
 #include "cannsim/host.h"
 #include "cannsim/tiling.h"
 #include "tiling/platform/platform_ascendc.h"
@@ -430,7 +431,8 @@ static void api_calls(double out[3]) {
     out[0] = out[1] = out[2] = 0;
     for (const auto& [k, v] : cannsim::detail::state().costs) {
         if (k.api == "SetFlag" || k.api == "WaitFlag" || k.api == "PipeBarrier") continue;
-        const int at = k.pipe == PIPE_V ? 0 : k.pipe == PIPE_MTE2 ? 1 : k.pipe == PIPE_MTE3 ? 2 : -1;
+        // Fixpipe's GM writes travel as DMA events on the FIX pipe, counted with MTE3's
+        const int at = k.pipe == PIPE_V ? 0 : k.pipe == PIPE_MTE2 ? 1 : k.pipe == PIPE_MTE3 || k.pipe == PIPE_FIX ? 2 : -1;
         if (at >= 0) out[at] += static_cast<double>(v.calls);
     }
 }
@@ -656,26 +658,40 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     // Blocks, `jobs` at a time. A timed-out block stops the launch of further blocks.
     // With sample_blocks only the first, middle and last block run: under the standard split every
     // core gets the same work but the tail ones, so these include the slowest core.
+    // A MIX kernel (mix_core.h) runs one process per core: block b's AIC is process b * per, its
+    // AIVs the next ones; they all start at once, their cross-core flags wait on each other.
+    const uint32_t per = static_cast<uint32_t>(cannsim::mix::processes_per_block());
+    if (per > 1 && static_cast<int64_t>(block_dim) > static_cast<int64_t>(c.platform.core_num_aic)) {
+        report("L2.CORE_COUNT", "error", shared->block_dim_line, "SetBlockDim", "SetBlockDim(%u) of a MIX kernel exceeds "
+               "the %u cube cores of %s: a MIX block is one AIC and its AIVs; use at most GetCoreNumAic() blocks",
+               block_dim, c.platform.core_num_aic, c.chip.name);
+        std::fprintf(result, "end core_count\n");
+        return 0;
+    }
+    const uint32_t procs = block_dim * per;
     std::vector<uint32_t> order;
     for (uint32_t b = 0; b < block_dim; ++b)
-        if (!c.sample_blocks || block_dim <= 3 || b == 0 || b == block_dim / 2 || b + 1 == block_dim) order.push_back(b);
-    std::vector<pid_t> pids(block_dim, 0);
+        if (!c.sample_blocks || block_dim <= 3 || b == 0 || b == block_dim / 2 || b + 1 == block_dim)
+            for (uint32_t r = 0; r < per; ++r) order.push_back(b * per + r);
+    std::vector<pid_t> pids(procs, 0);
     GmBuffer records_shm;
-    if (!map_gm("block-records", -1, 0, sizeof(BlockRecord) * block_dim, records_shm)) return 3;
+    if (!map_gm("block-records", -1, 0, sizeof(BlockRecord) * procs, records_shm)) return 3;
     g_records = reinterpret_cast<BlockRecord*>(records_shm.data);
-    std::memset(g_records, 0, sizeof(BlockRecord) * block_dim);
+    std::memset(g_records, 0, sizeof(BlockRecord) * procs);
     // Blocks share SyncAll arrivals and atomic-write turns (cannsim/multicore.h); a kernel that uses
     // SyncAll gets every block started at once so that the barrier can complete.
     {
-        std::unique_ptr<bool[]> run(new bool[block_dim + 1]());
+        std::unique_ptr<bool[]> run(new bool[procs + 1]());
         for (uint32_t b : order) run[b] = true;
-        if (!cannsim::mc::setup(block_dim, run.get())) return 3;
+        if (!cannsim::mc::setup(procs, run.get()) || !cannsim::mix::setup(procs)) return 3;
+        for (uint32_t b = 0; b < procs; ++b) if (!run[b]) cannsim::mix::proc_ended(b);
     }
-    const uint32_t max_jobs = cannsim::mc::uses_sync_all() ? static_cast<uint32_t>(order.size())
-                                                           : static_cast<uint32_t>(c.jobs > 0 ? c.jobs : 1);
+    // (a MIX block's cores wait on each other: they run together, `jobs` blocks at a time)
+    const uint32_t jobs = static_cast<uint32_t>(c.jobs > 0 ? c.jobs : 1);
+    const uint32_t max_jobs = cannsim::mc::uses_sync_all() ? static_cast<uint32_t>(order.size()) : jobs * per;
     // Each block forwards its cost events on a pipe of its own; this process replays them (the
     // block's figures are computed here, never in the block's memory).
-    std::vector<EventStream> streams(block_dim);
+    std::vector<EventStream> streams(procs);
     const cannsim::cost::Params params = cannsim::cost::hooks().params;
     uint32_t next = 0, running = 0;
     bool stop = false;
@@ -688,7 +704,9 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
             close(fds[0]);
             for (const EventStream& other : streams) if (other.fd >= 0) close(other.fd);
             enter_candidate_child("kernel", i, c.block_cpu_seconds);
-            cannsim::begin_block(i, block_dim);
+            int64_t core_idx = i, core_num = block_dim;
+            cannsim::mix::enter(i, block_dim, core_idx, core_num);
+            cannsim::begin_block(core_idx, core_num);
             double calls[3];
             api_calls(calls);
             cannsim::cost::hooks().timeline.forward_to(fds[1]);
@@ -712,6 +730,7 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     auto finish_block = [&](uint32_t i, int bst) {
         --running;
         cannsim::mc::block_ended(i);
+        cannsim::mix::proc_ended(i);
         EventStream& es = streams[i];
         es.drain();   // the block is gone: what is left in its pipe is all there is
         if (WIFEXITED(bst) && WEXITSTATUS(bst) == 0 && !g_records[i].done) {
@@ -737,14 +756,14 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     const uint32_t to_run = static_cast<uint32_t>(order.size());
     while (next < to_run || running > 0) {
         while (!stop && next < to_run && running < max_jobs) launch(order[next++]);
-        if (stop) for (uint32_t k = next; k < to_run; ++k) cannsim::mc::block_ended(order[k]);
+        if (stop) for (uint32_t k = next; k < to_run; ++k) { cannsim::mc::block_ended(order[k]); cannsim::mix::proc_ended(order[k]); }
         if (running == 0) break;
         // Read the running blocks' events until one of them ends; a block whose pipe is closed (it
         // is exiting, or closed it and lives on) is looked at every millisecond.
         std::vector<pollfd> pfds;
         std::vector<uint32_t> who;
         bool closed_alive = false;
-        for (uint32_t i = 0; i < block_dim; ++i) {
+        for (uint32_t i = 0; i < procs; ++i) {
             if (pids[i] <= 0) continue;
             if (streams[i].fd >= 0) { pfds.push_back({streams[i].fd, POLLIN, 0}); who.push_back(i); }
             else closed_alive = true;
@@ -756,8 +775,8 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
         pid_t done;
         while ((done = waitpid(-1, &bst, WNOHANG)) > 0) {
             uint32_t i = 0;
-            while (i < block_dim && pids[i] != done) ++i;
-            if (i == block_dim) continue;
+            while (i < procs && pids[i] != done) ++i;
+            if (i == procs) continue;
             pids[i] = -1;
             finish_block(i, bst);
         }

@@ -2,6 +2,7 @@
 #pragma once
 #include "tensor.h"
 #include "cube_mem.h"
+#include "mix_core.h"
 
 namespace cannsim {
 
@@ -71,6 +72,7 @@ inline void release_pipe(int pipe_id, const char* api, bool check) {
 // capacity and count checks of InitBuffer.
 inline int alloc_slots(int pipe_id, int position, bool is_queue, int num, uint64_t len, const SrcLoc& loc) {
     if (mem_of_position(position) != MEM_UB) return alloc_cube_slots(pipe_id, position, is_queue, num, len, loc);
+    check_core_type(position, loc);
     auto& s = detail::state();
     const auto& c = s.chip;
     const uint64_t rounded = (len + 31) / 32 * 32;
@@ -360,9 +362,10 @@ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) {
     const int a = cannsim::arch();
     return workspace + (a == 2201 || a == 3510 ? 16u * 1024 * 1024 : 2u * 1024 * 1024);
 }
-inline int64_t GetSubBlockIdx() { return 0; }
-inline int64_t GetSubBlockNum() { return 1; }
-inline int64_t GetTaskRation() { return 1; }
+// Sub-blocks of a MIX launch (mix_core.h): the AIVs of one AIC.
+inline int64_t GetSubBlockIdx() { return cannsim::mix::self().sub; }
+inline int64_t GetSubBlockNum() { return cannsim::mix::self().core == AIV && cannsim::mix::self().ratio > 0 ? cannsim::mix::self().ratio : 1; }
+inline int64_t GetTaskRation() { return cannsim::mix::self().ratio > 0 ? cannsim::mix::self().ratio : 1; }
 
 }  // namespace AscendC
 
