@@ -20,6 +20,8 @@ from tests.test_sim_api_cov import Arena
 from tests.test_sim_device import SRC, _build, parse_diags
 from tests.test_sim_sort_hl import _scenarios
 
+REPO = Path(__file__).resolve().parents[1]
+
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required")
 
 RULES_SRC = "layout_ext_rules.cpp"
@@ -440,6 +442,35 @@ def test_softmax_flash_v3_host_minimum_is_what_the_kernel_checks(layout_bin: Pat
     assert int(got["min"]) == 3 * 512 * 4 + 64 and int(got["max"]) == 8 * int(got["min"])
     rules = (SRC / RULES_SRC).read_text()
     assert "t.SetSize(3 * 2048 + 64 - 32);" in rules                # the rule scenario is one block below it
+
+
+# ---------------------------------------------------------------- a hand-written kernel
+
+KERNELS = REPO / "tests" / "kernels" / "layout_ext"
+
+
+def _check(path: Path, cases: str):
+    import os
+    import tempfile
+    os.environ.setdefault("CANNPILOT_CACHE", str(Path(tempfile.gettempdir()) / f"cannpilot-test-cache-{os.getuid()}"))
+    from copilot.backends.sim import check_kernel
+    return check_kernel(path, str(REPO / "tests" / "fixtures" / "tasks" / "nchw_to_nc1hwc0"), cases=cases, timeout=120)
+
+
+@pytest.mark.slow
+def test_nchw_to_nc1hwc0_kernel_passes_its_task_with_estimates():
+    report = _check(KERNELS / "nchw_to_nc1hwc0.cpp", "all")
+    assert report.compiled and report.correct, [(c.id, c.message) for c in report.cases]
+    assert len(report.cases) == 5 and not [d for d in report.diagnostics if d.severity == "error"]
+    assert all(c.estimate is not None for c in report.cases)
+
+
+@pytest.mark.slow
+def test_a_single_repeat_with_rep_strides_is_reported_at_its_line():
+    path = KERNELS / "nchw_one_repeat_stride.cpp"
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), start=1) if "EXPECT: L2.UB_BOUNDS" in t)
+    report = _check(path, "1")
+    assert not report.correct and ("L2.UB_BOUNDS", line) in {(d.id, d.line) for d in report.diagnostics}
 
 
 # ---------------------------------------------------------------- rules
