@@ -47,7 +47,7 @@ SCANNED = ["asm_syscall", "cost_reset", "ctor_system", "diag_flood", "event_hide
            "paste_internals", "preinit_daemon", "report_injection", "rival_attack", "static_init_fork",
            "tamper_rundir", "timing_probe"]
 # Attacks written in plain AscendC/C++ that pass it: the later layers stop them.
-UNSCANNED = ["data_probe_skip", "preprocessor_bomb", "raw_pointer", "wrong_when_large"]
+UNSCANNED = ["data_probe_skip", "preprocessor_bomb", "raw_pointer", "raw_read_local", "wrong_when_large"]
 
 
 @pytest.fixture(scope="module")
@@ -216,6 +216,14 @@ def test_output_written_through_raw_pointers_is_refused(relu, case):
     assert report.compiled and not report.correct
     assert "RUN.INTEGRITY" in _ids(report.diagnostics), [(d.id, d.message) for d in report.diagnostics]
     assert all(c.estimate is None for c in report.cases)
+
+
+def test_inputs_read_through_raw_pointers_are_refused(relu, case):
+    """Raw GM reads computed into a LocalTensor and copied out: the copy out matches the output,
+    so layer 9 alone would pass it (uncharged reads); the kernel's GM addresses fault."""
+    r = _unscanned("raw_read_local", relu, case)
+    raw = [d for d in r.diagnostics if d.id == "RUN.INTEGRITY" and "raw pointer" in d.message]
+    assert raw and "buffer 'x'" in raw[0].message and r.time_us is None and not r.ok, r.diagnostics[:3]
 
 
 def test_reporter_text_is_capped_and_stripped(relu, case):

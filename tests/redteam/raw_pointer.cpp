@@ -1,6 +1,7 @@
 // RED TEAM: computes relu through raw GM pointers, with no AscendC call (the cost model
-// would charge nothing). Passes the source scan; expect RUN.INTEGRITY at run time (output written
-// outside the copy APIs).
+// would charge nothing). Passes the source scan; expect RUN.INTEGRITY at run time: the first raw
+// read faults (the kernel's GM addresses are not readable), and behind that layer the output
+// written outside the copy APIs is refused.
 #include <type_traits>
 #include "kernel_operator.h"
 #include "tiling/platform/platform_ascendc.h"

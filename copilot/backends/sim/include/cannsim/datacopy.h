@@ -68,7 +68,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     const uint64_t bytes = cannsim::datacopy_bytes(count, sizeof(T), loc);
     cannsim::ub_operand_checks("DataCopy", "dst", dst, 0, bytes, loc);
     cannsim::gm_bytes_check("DataCopy", src, 0, bytes, loc);
-    if (!cannsim::count_only()) std::memcpy(cannsim::ub_at(dst.addr_), src.base_, bytes);
+    if (!cannsim::count_only()) std::memcpy(cannsim::ub_at(dst.addr_), cannsim::gm_real(src.base_), bytes);
     cannsim::mark_written(dst.slot_, PIPE_MTE2);
     cannsim::record_cost(PIPE_MTE2, "DataCopy", cannsim::dtype_of<T>(), bytes / sizeof(T), bytes);
 }
@@ -79,9 +79,10 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     cannsim::ub_operand_checks("DataCopy", "src", src, 0, bytes, loc);
     cannsim::gm_bytes_check("DataCopy", dst, 0, bytes, loc);
     const bool atomic = cannsim::atomic_store_begin<T>("DataCopy", loc);
-    cannsim::gm_prefault_write(dst.base_, bytes, bytes);
+    uint8_t* g = reinterpret_cast<uint8_t*>(cannsim::gm_real(dst.base_));
+    cannsim::gm_prefault_write(g, bytes, bytes);
     if (!cannsim::count_only())
-        cannsim::gm_store(atomic, reinterpret_cast<uint8_t*>(dst.base_), cannsim::ub_at(src.addr_), bytes);
+        cannsim::gm_store(atomic, g, cannsim::ub_at(src.addr_), bytes);
     cannsim::record_cost(PIPE_MTE3, "DataCopy", cannsim::dtype_of<T>(), bytes / sizeof(T), bytes);
 }
 template <typename T>
@@ -105,7 +106,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     const uint64_t n = p.blockCount;
     cannsim::ub_operand_checks("DataCopy", "dst", dst, 0, (n - 1) * dstep + len, loc);
     cannsim::gm_bytes_check("DataCopy", src, 0, (n - 1) * sstep + len, loc);
-    const uint8_t* g = reinterpret_cast<const uint8_t*>(src.base_);
+    const uint8_t* g = reinterpret_cast<const uint8_t*>(cannsim::gm_real(src.base_));
     if (!cannsim::count_only())
         for (uint64_t i = 0; i < n; ++i) std::memcpy(cannsim::ub_at(dst.addr_ + i * dstep), g + i * sstep, len);
     cannsim::mark_written(dst.slot_, PIPE_MTE2);
@@ -121,7 +122,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     const uint64_t n = p.blockCount;
     cannsim::ub_operand_checks("DataCopy", "src", src, 0, (n - 1) * sstep + len, loc);
     cannsim::gm_bytes_check("DataCopy", dst, 0, (n - 1) * dstep + len, loc);
-    uint8_t* g = reinterpret_cast<uint8_t*>(dst.base_);
+    uint8_t* g = reinterpret_cast<uint8_t*>(cannsim::gm_real(dst.base_));
     const bool atomic = cannsim::atomic_store_begin<T>("DataCopy", loc);
     cannsim::gm_prefault_write(g, n * len, (n - 1) * dstep + len);
     if (!cannsim::count_only())
@@ -162,7 +163,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     const uint64_t dstep = row + uint64_t(p.dstStride) * 32, sstep = len + p.srcStride;
     cannsim::ub_operand_checks("DataCopyPad", "dst", dst, 0, (n - 1) * dstep + row, loc);
     cannsim::gm_bytes_check("DataCopyPad", src, 0, (n - 1) * sstep + len, loc);
-    const uint8_t* g = reinterpret_cast<const uint8_t*>(src.base_);
+    const uint8_t* g = reinterpret_cast<const uint8_t*>(cannsim::gm_real(src.base_));
     for (uint64_t i = 0; i < n && !cannsim::count_only(); ++i) {
         uint8_t* r = cannsim::ub_at(dst.addr_ + i * dstep);
         if (pad.isPad) {
@@ -188,7 +189,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     const uint64_t sstep = row + uint64_t(p.srcStride) * 32, dstep = len + p.dstStride;
     cannsim::ub_operand_checks("DataCopyPad", "src", src, 0, (n - 1) * sstep + len, loc);
     cannsim::gm_bytes_check("DataCopyPad", dst, 0, (n - 1) * dstep + len, loc);
-    uint8_t* g = reinterpret_cast<uint8_t*>(dst.base_);
+    uint8_t* g = reinterpret_cast<uint8_t*>(cannsim::gm_real(dst.base_));
     const bool atomic = cannsim::atomic_store_begin<T>("DataCopyPad", loc);
     cannsim::gm_prefault_write(g, n * len, (n - 1) * dstep + len);
     if (!cannsim::count_only())

@@ -48,7 +48,7 @@ template <typename T>
 inline void DumpTensor(const GlobalTensor<T>& t, uint32_t desc, uint32_t dumpSize, CANNSIM_LOC) {
     std::printf("DumpTensor(GM) desc=%u line=%u block=%lld:", desc, loc.line(), (long long)cannsim::detail::state().block_idx);
     for (uint32_t i = 0; i < dumpSize; ++i) {
-        const T v = t.base_[i];
+        const T v = *cannsim::gm_real(t.base_ + i);
         if constexpr (std::is_integral_v<T>) std::printf(" %lld", (long long)v);
         else std::printf(" %g", static_cast<double>(static_cast<float>(v)));
     }

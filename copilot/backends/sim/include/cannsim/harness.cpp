@@ -47,6 +47,7 @@
 
 #include "cannsim/runtime.h"
 #include "cannsim/mix_core.h"
+#include "cannsim/gm_alias.h"
 #include "cannsim/host.h"
 #include "cannsim/tiling.h"
 #include "tiling/platform/platform_ascendc.h"
@@ -276,6 +277,8 @@ struct GmBuffer {
     size_t region_len = 0;
     uint8_t* data = nullptr;
     uint64_t nbytes = 0;
+    uint8_t* alias_region = nullptr;   // the PROT_NONE twin of `region` the kernel is given (gm_alias.h)
+    uint8_t* alias = nullptr;          // `data` as the kernel sees it
 };
 static std::vector<GmBuffer> g_gm;
 
@@ -310,6 +313,16 @@ static bool map_gm(const std::string& name, int fd, uint64_t pad, uint64_t nbyte
     return true;
 }
 
+// Gives `b` an address range of the same layout that nobody can touch: the kernel gets it, the
+// emulator's GM accesses translate it to the real mapping (cannsim::gm_real), a raw access faults.
+static bool alias_gm(GmBuffer& b) {
+    void* r = mmap(nullptr, b.region_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED) return false;
+    b.alias_region = static_cast<uint8_t*>(r);
+    b.alias = b.alias_region + (b.data - b.region);
+    return cannsim::register_gm_alias(b.alias_region, b.region, b.region_len);
+}
+
 static const char* signal_name(int sig) {
     switch (sig) {
         case SIGSEGV: return "SIGSEGV";
@@ -332,6 +345,17 @@ static void crash_handler(int sig, siginfo_t* info, void*) {
     uintptr_t addr = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
     size_t ps = page_size();
     if (sig == SIGSEGV || sig == SIGBUS) {
+        for (const auto& b : g_gm) {
+            uintptr_t alo = reinterpret_cast<uintptr_t>(b.alias_region);
+            if (b.alias_region && addr >= alo && addr < alo + b.region_len) {
+                const long long off = static_cast<long long>(addr - reinterpret_cast<uintptr_t>(b.alias));
+                report("RUN.INTEGRITY", "error", 0, "", "%s: the %s accessed GM buffer '%s' (byte %lld of %llu) "
+                       "through a raw pointer; GM is read and written with DataCopy/DataCopyPad or "
+                       "GlobalTensor::GetValue/SetValue, whose work is charged (a raw access would not be)",
+                       signal_name(sig), g_phase, b.name.c_str(), off, static_cast<unsigned long long>(b.nbytes));
+                _exit(kExitReported);
+            }
+        }
         for (const auto& b : g_gm) {
             uintptr_t lo = reinterpret_cast<uintptr_t>(b.region);
             uintptr_t start = reinterpret_cast<uintptr_t>(b.data);
@@ -574,9 +598,10 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
         if (fd >= 0) close(fd);
         // Poison outputs: NaN for floats, -1 for ints. Count-only runs never read them back.
         if (poison) std::memset(b.data, 0xFF, t.nbytes);
+        if (!alias_gm(b)) { std::fprintf(stderr, "harness: cannot alias %s\n", t.path.c_str()); return 3; }
         g_gm.push_back(b);
-        args.push_back(b.data);
-        cannsim::register_gm_buffer(b.data, t.nbytes, t.name.c_str());
+        args.push_back(b.alias);
+        cannsim::register_gm_buffer(b.alias, t.nbytes, t.name.c_str());
     }
 
     // Tiling, in a child: candidate host code gets no fork either.
@@ -647,11 +672,12 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     if (!map_gm("workspace", -1, 0, shared->workspace_total, ws) ||
         !map_gm("tiling", -1, 0, kTilingCapacity, tiling)) return 3;
     std::memcpy(tiling.data, shared->data, kTilingCapacity);
+    if (!alias_gm(ws)) return 3;        // the tiling stays where it is: GET_TILING_DATA reads it in place
     g_gm.push_back(ws);
     g_gm.push_back(tiling);
-    cannsim::register_gm_buffer(ws.data, shared->workspace_total, "workspace");
+    cannsim::register_gm_buffer(ws.alias, shared->workspace_total, "workspace");
     cannsim::register_gm_buffer(tiling.data, kTilingCapacity, "tiling");
-    args.push_back(ws.data);
+    args.push_back(ws.alias);
     args.push_back(tiling.data);
     cannsim::tiling_key_storage() = shared->key;
 

@@ -250,7 +250,7 @@ inline void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T 
                                              "zero GM before allocating buffers (or with DataCopy of a Duplicate)");
     gmWorkspaceAddr.check("Fill", 0, size, loc);
     if (!cannsim::count_only())
-        for (uint64_t i = 0; i < size; ++i) std::memcpy(gmWorkspaceAddr.base_ + i, &value, sizeof(T));
+        for (uint64_t i = 0; i < size; ++i) std::memcpy(cannsim::gm_real(gmWorkspaceAddr.base_ + i), &value, sizeof(T));
     cannsim::record_cost(PIPE_V, "Duplicate", cannsim::dtype_of<T>(), std::min<uint64_t>(size, 256 / sizeof(T)), 256);
     cannsim::record_cost(PIPE_MTE3, "DataCopy", cannsim::dtype_of<T>(), size, size * sizeof(T));
 }

@@ -2,6 +2,7 @@
 // (a view of GM with its declared size), plus the operand checks every API shares.
 #pragma once
 #include "runtime.h"
+#include "gm_alias.h"
 
 namespace cannsim {
 
@@ -167,13 +168,13 @@ public:
     T GetValue(uint64_t index, CANNSIM_LOC) const {
         check(("GetValue"), index, 1, loc);
         cannsim::cost::gm_scalar_access(sizeof(T), false);
-        T v; std::memcpy(&v, base_ + index, sizeof(T));
+        T v; std::memcpy(&v, cannsim::gm_real(base_ + index), sizeof(T));
         return v;
     }
     void SetValue(uint64_t index, T value, CANNSIM_LOC) const {
         check("SetValue", index, 1, loc);
         cannsim::cost::gm_scalar_access(sizeof(T), true);
-        std::memcpy(base_ + index, &value, sizeof(T));
+        std::memcpy(cannsim::gm_real(base_ + index), &value, sizeof(T));
     }
 
     // Bounds check of elements [first, first + count) relative to this view (fatal on breach).
