@@ -3,6 +3,11 @@ the split of one candidate's evaluation (build / correctness runs / performance 
 
     .venv/bin/python bench/evolution_speed.py [--tasks rms_norm softmax gelu] [--rounds 2] [--variants 4]
         [--after HEAD] [--before COMMIT] [--out bench/results/evolution_speed.json]
+    .venv/bin/python bench/evolution_speed.py --builds 2 --tasks rms_norm --before COMMIT
+
+`--builds RUNS`: only the builds (every dtype combination the evaluator's correctness and
+performance cases need) of the lowered kernel and of three children that change only
+`tile_elems`, each tree RUNS times, interleaved, with an empty build cache per run.
 
 Each session runs the offline agent (`cannpilot run --agent offline`, auto decisions) in its own
 process with an empty build cache (the precompiled headers and the launcher object of each tree
@@ -113,6 +118,65 @@ print(json.dumps({"task": task_name, "wall_s": wall, "candidates": len(evaluated
 '''
 
 
+# --builds: the builds of one candidate per knob setting, nothing else (a child per tree and run).
+BUILDS_CHILD = r'''
+import json, sys, time
+from copilot.backends import sim
+from copilot.costmodel.estimate import output_shapes
+from copilot.evolution.evaluate import SimEvaluator
+from copilot.tasks import load_task, select_cases
+task = load_task(sys.argv[1])
+sources = json.loads(open(sys.argv[2]).read())
+ev = SimEvaluator(workdir=__import__("pathlib").Path(sys.argv[3]))
+cases = ev.correctness_cases(task) + select_cases(task, "perf")
+out = []
+for i, code in enumerate(sources):
+    from copilot.events import Candidate
+    cand = Candidate(id=f"c{i}", code=code, round=1, origin="offline")
+    t = time.perf_counter()
+    if hasattr(ev, "_build_all"):          # this tree: every combination at once
+        builds, _ = ev._build_all(task, ev._source(task, cand), cases)
+        ok = all(b.ok for b in builds.values())
+    else:                                  # the cascade before: one combination after another
+        path = ev.workdir / f"{task.name}-{i}.cpp"
+        path.write_text(code)
+        combos = list(dict.fromkeys(tuple(c.dtypes) + tuple(o.dtype for o in output_shapes(task, c)) for c in cases))
+        ok = all(sim.build(path, task, list(k), ev.chip).ok for k in combos)
+    out.append({"seconds": time.perf_counter() - t, "ok": ok})
+print(json.dumps(out))
+'''
+
+
+def _builds(trees: dict[str, Path], task: str, runs: int, work: Path, pch: Path) -> dict:
+    """Wall seconds of the builds of a parent and its tiling-knob children, per tree, interleaved."""
+    sys.path.insert(0, str(trees["after"]))
+    from copilot.lowering import default_knobs, lower
+    from copilot.tasks import load_task
+
+    t = load_task(task)
+    sources = [lower(t, knobs={**default_knobs(t), "tile_elems": te}).source for te in (0, 8192, 4096, 2048)]
+    src = work / f"{task}-sources.json"
+    src.write_text(json.dumps(sources))
+    samples: dict[str, list] = {name: [] for name in trees}
+    for r in range(runs):
+        for name in (list(trees) if r % 2 == 0 else list(reversed(trees))):
+            cache = work / f"bcache-{name}-{r}"
+            (cache / "sim").mkdir(parents=True)
+            os.symlink(pch, cache / "sim" / "pch")
+            env = {**os.environ, "CANNPILOT_CACHE": str(cache), "PYTHONPATH": str(trees[name])}
+            proc = subprocess.run(["nice", "-n", "10", sys.executable, "-c", BUILDS_CHILD, task, str(src),
+                                   str(cache / "cands")], cwd=trees[name], env=env, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise SystemExit(f"builds in {name} failed: {proc.stderr[-2000:]}")
+            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            samples[name].append(got)
+            print(f"builds {name:6s} run {r}: " + " ".join(f"{g['seconds']:.1f}" for g in got) + " s "
+                  f"(parent, then 3 children with other tile_elems)", flush=True)
+    return {name: {"parent_s": round(statistics.median(x[0]["seconds"] for x in xs), 2),
+                   "child_s": round(statistics.median(g["seconds"] for x in xs for g in x[1:]), 2),
+                   "all_ok": all(g["ok"] for x in xs for g in x)} for name, xs in samples.items()}
+
+
 def _export(commit: str, into: Path) -> Path:
     commit = subprocess.run(["git", "rev-parse", commit], cwd=REPO, capture_output=True, text=True,
                             check=True).stdout.strip()
@@ -162,6 +226,8 @@ def main() -> None:
     ap.add_argument("--after", default="HEAD", help="the commit measured (its tree, exported read-only)")
     ap.add_argument("--before", help="a commit to compare with (its tree, exported read-only)")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "evolution_speed.json"))
+    ap.add_argument("--builds", type=int, default=0, metavar="RUNS",
+                    help="only the builds of a parent and three tiling-knob children, RUNS times per tree")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="cannpilot-evo-speed-"))
@@ -172,6 +238,13 @@ def main() -> None:
         trees = {"before": _export(args.before, work), **trees}
     for tree in trees.values():
         _warm(tree, pch)
+    if args.builds:
+        doc = {"task": args.tasks[0], "before": args.before, "after": args.after, "load_before": os.getloadavg(),
+               "builds": _builds(trees, args.tasks[0], args.builds, work, pch)}
+        doc["load_after"] = os.getloadavg()
+        Path(args.out).write_text(json.dumps(doc, indent=1))
+        print(json.dumps(doc, indent=1))
+        return
     load = os.getloadavg()
     runs: dict[str, list[dict]] = {name: [] for name in trees}
     for i, task in enumerate(args.tasks):

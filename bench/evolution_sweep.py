@@ -1,7 +1,7 @@
 """Issue 18's acceptance sweep: the offline agent on CANN-Bench operators, and the Ray path.
 
     .venv/bin/python bench/evolution_sweep.py [--ops exp rms_norm ...] [--rounds 3] [--variants 4]
-        [--ray-ops rms_norm gelu] [--ray-workers 1 2] [--after HEAD] [--out bench/results/evolution_sweep.json]
+        [--ray-ops rms_norm gelu] [--ray-workers 1 2 2 1] [--after HEAD] [--out bench/results/evolution_sweep.json]
 
 Per operator (`<suite>/tasks/level*/<op>`, the suite beside the repository): one session of the
 offline agent (auto decisions) on 910B2 in its own process, reporting best / generation 1 (the
@@ -10,7 +10,8 @@ vendor's kernels (CANN-Bench's formula on the cost model's ESTIMATES), candidate
 minute of the session's wall time, and the time from the session's start to the best's
 evaluation. With `--ray-ops`, the same sessions again with `--evaluators 127.0.0.1:PORT` on a
 local Ray head started here (`ray start --head --block`, stopped by its process group) with 1,
-then 2 CPUs, each evaluation a Ray task. The tree is a commit exported with `git archive`, the
+then 2 CPUs (`--ray-workers`, in that order: repeat them, e.g. 1 2 2 1, to interleave), each
+evaluation a Ray task. The tree is a commit exported with `git archive`, the
 build cache the sweep's own (precompiled headers built once, before timing).
 """
 
@@ -72,6 +73,8 @@ print(json.dumps({"wall_s": wall, "candidates": len(evaluated), "passed": sum(e.
 
 
 def _task_path(op: str) -> Path:
+    if Path(op).is_dir():               # a task directory of its own (--ray-ops)
+        return Path(op).resolve()
     hits = sorted(SUITE.glob(f"level*/{op}"))
     if not hits:
         raise SystemExit(f"no CANN-Bench task {op} under {SUITE}")
@@ -133,7 +136,7 @@ def main() -> None:
     ap.add_argument("--ops", nargs="*", default=OPS)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--variants", type=int, default=4)
-    ap.add_argument("--ray-ops", nargs="*", default=[])
+    ap.add_argument("--ray-ops", nargs="*", default=[], help="operators or task directories for the Ray runs")
     ap.add_argument("--ray-workers", nargs="+", type=int, default=[1, 2])
     ap.add_argument("--after", default="HEAD")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "evolution_sweep.json"))
@@ -157,12 +160,12 @@ def main() -> None:
               flush=True)
         Path(args.out).with_suffix(".partial.json").write_text(json.dumps({"local": local}, indent=1))
     ray: dict[str, dict[str, dict]] = {}
-    for n in args.ray_workers if args.ray_ops else []:
-        head = RayHead(tree, cache, n, work / f"ray{n}")
+    for i, n in enumerate(args.ray_workers if args.ray_ops else []):
+        head = RayHead(tree, cache, n, work / f"ray{i}")
         try:
             for op in args.ray_ops:
-                r = ray.setdefault(str(n), {})[op] = _session(tree, cache, op, args.rounds, args.variants,
-                                                               head.address)
+                r = _session(tree, cache, op, args.rounds, args.variants, head.address)
+                ray.setdefault(str(n), {})[f"{op}#{i}"] = r
                 print(f"ray x{n} {op:28s} " + (f"error {r['error']}" if "error" in r else
                       f"{r['candidates']:3d} cand. {r['per_min']:5.1f}/min"), flush=True)
         finally:
