@@ -65,9 +65,24 @@ def test_emitted_file_follows_the_candidate_contract():
         assert needle in src, needle
 
 
-def test_unsupported_builtin_names_the_op():
-    with pytest.raises(Unsupported, match="aten.slice"):
-        lower("rotary_embedding")
+def test_rotate_half_is_a_lane_map_of_the_row():
+    """rotary_embedding's cat(-x[..., D/2:], x[..., :D/2]) reads x's rows rotated by D/2 through a
+    Gather table and picks the negated half by a lane mask; cos[None, :, None, :] broadcasts with
+    unit dims between its own."""
+    from copilot.lowering import plan_task
+
+    plan = plan_task(load_task("rotary_embedding"))
+    assert [l.lanes for l in plan.loads].count(("rot", 2)) == 1
+    assert {l.align for l in plan.loads if l.input == 1} == {("dims", (3, 1))}
+    src = lower("rotary_embedding").source
+    assert "rotTable_" in src and "Gather(dst, laneSrc_, rotTable_" in src
+    assert "kLoadPlace" in src.split("namespace optiling")[1]
+
+
+def test_strided_slice_inside_a_row_names_the_op(tmp_path):
+    d = _write_task(tmp_path, "even_lanes", "def even_lanes(x):\n    return x[..., ::2] * 2.0\n")
+    with pytest.raises(Unsupported, match=r"aten.slice \[0:9:2\]"):
+        lower(load_task(str(d)))
 
 
 def test_index_reduction_carries_value_and_first_index():
@@ -195,9 +210,10 @@ def test_cli_output_file(cli, tmp_path):
     assert "relu_custom" in dst.read_text()
 
 
-def test_cli_exit_codes(cli):
-    code, out, err = cli("lower", "--task", "rotary_embedding")
-    assert code == 3 and out == "" and "aten.slice" in err
+def test_cli_exit_codes(cli, tmp_path):
+    scan = _write_task(tmp_path, "scan", "def scan(x):\n    return torch.cumsum(x, dim=-1)\n")
+    code, out, err = cli("lower", "--task", str(scan))
+    assert code == 3 and out == "" and "aten.cumsum" in err
     code, out, err = cli("lower", "--task", "relu", "--knob", "tile_elems=100")
     assert code == 2 and out == "" and "tile_elems" in err
     code, _, err = cli("lower", "--task", "relu", "--knob", "bogus")

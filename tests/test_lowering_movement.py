@@ -1,6 +1,6 @@
-"""The lowering's data-movement and whole-tensor patterns: axis permutations as layout kernels
-(rule read from attrs at run time, every element width), and reductions of every element to one
-value (mse_loss)."""
+"""The lowering's data-movement and whole-tensor patterns: axis permutations and slices as layout
+kernels (rules read from attrs at run time, every element width), and reductions of every element
+to one value (mse_loss)."""
 
 from __future__ import annotations
 
@@ -79,6 +79,51 @@ def test_permutation_no_attr_gives_is_refused(tmp_path):
         lower(load_task(str(d)))
 
 
+def test_slices_follow_tf_strided_slice_attrs():
+    plan = plan_task(_fixture("lw_tf_slice"))
+    assert plan.pattern == "layout" and plan.rule[0] == "tf_slice"
+    assert plan.rule[1][:3] == (0, 1, 2) and plan.rule[1][6] == 3     # shrink_axis_mask; the other masks absent
+    src = lower(_fixture("lw_tf_slice")).source
+    assert "MODE_STRIDED" in src and "GetListInt(0)" in src
+
+
+def test_tf_slice_view_matches_torch_indexing():
+    from copilot.lowering.movement import tf_slice_view
+
+    import torch
+    x = torch.arange(4 * 6 * 5).reshape(4, 6, 5)
+    attrs = {"begin": [1, -4, 0], "end": [4, -1, 5], "strides": [2, 1, 3], "new_axis_mask": 0}
+    sizes, strides, offset = tf_slice_view(x.shape, attrs)
+    assert torch.equal(x.as_strided(sizes, strides, offset), x[1:4:2, -4:-1, 0:5:3])
+    # bit 1 of new_axis_mask is a new axis at list position 1; position 2 then slices dim 1
+    sizes, strides, offset = tf_slice_view(x.shape, {"begin": [2, 0, 1], "end": [3, 0, 6], "strides": [1, 1, 2],
+                                                     "shrink_axis_mask": 1, "new_axis_mask": 2})
+    assert torch.equal(x.as_strided(sizes, strides, offset), x[2, None, 1:6:2])
+    assert tf_slice_view(x.shape, {"begin": [0], "end": [4], "strides": [-1]}) is None   # torch slices forward
+
+
+def test_slices_no_attrs_explain_are_refused(tmp_path):
+    d = _write_task(tmp_path, "fixed_crop", """\
+        def fixed_crop(x):
+            return x[1:, ::2].clone()
+        """, """\
+        cases:
+        - {case_id: 1, input_shape: [[3, 4]], dtype: [float32], attrs: {}, value_range: [-1, 1]}
+        """)
+    with pytest.raises(Unsupported, match="no attrs give the slices"):
+        lower(load_task(str(d)))
+
+
+def test_an_unset_attr_reaches_the_kernel_as_the_goldens_default():
+    """The sim runner passes the golden's keyword default for an attr neither the case nor the proto
+    sets, so the attrs after it keep their proto index."""
+    from copilot.backends.sim.runner import _golden_default
+
+    task = _fixture("lw_tf_slice")
+    assert _golden_default(task, "shrink_axis_mask") == 0
+    assert _golden_default(task, "begin") is None
+
+
 def test_whole_tensor_mean_reduces_every_element_whatever_the_rank():
     plan = plan_task(load_task("mse_loss"))
     assert plan.axis_rule == ("all",) and plan.pattern == "reduction"
@@ -87,7 +132,7 @@ def test_whole_tensor_mean_reduces_every_element_whatever_the_rank():
 
 @pytest.mark.slow
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
-@pytest.mark.parametrize("name", ["lw_permute", "lw_swap_axes"])
+@pytest.mark.parametrize("name", ["lw_permute", "lw_swap_axes", "lw_tf_slice"])
 def test_layout_kernel_passes_the_emulator(name, tmp_path):
     task = _fixture(name)
     path = tmp_path / f"{name}.cpp"

@@ -243,6 +243,10 @@ class Emitter:
                 if n.op == "attr" and i in used and n.params["expr"] not in self.scalars:
                     self.scalars.append(n.params["expr"])
         self.columns = bool(plan.axis_rule and plan.axis_rule[0] == "attr")
+        # lane maps along the last axis (rotate-half, a repeated half row): one Gather table each
+        self.lane_maps = sorted({l.lanes for l in plan.loads if l.lanes})
+        if self.lane_maps and (plan.has_reduction or self.columns):
+            raise Unsupported(f"{self.op}: a lane map (rotate-half / repeat of the last axis) in a reduction")
 
     # ---------------------------------------------------------------- type helpers
     def in_type(self, i: int) -> str:
@@ -338,6 +342,8 @@ class Emitter:
                 e(f"Compares(bits, {A[1][1]}, {A[0][1]}, CMPMODE::{SWAP[mode]}, {cnt});")
             e(f"Duplicate(tmp0, 1.0f, {cnt});")
             e(f"Select({dst}, bits, tmp0, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, {cnt});")
+        elif op == "lanemask":
+            e(f"DataCopy({dst}, laneMask_, {cnt});   // 1 on the first half of each row, 0 on the second")
         elif op == "where":
             c, a, b = A
             if c[0] != "t":

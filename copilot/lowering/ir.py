@@ -47,8 +47,11 @@ class Load:
     input: int
     chunks: int = 1
     chunk: int = 0
-    gap: int | None = None       # output dims after the input's last dim (per case; None = 0)
+    gap: int | tuple | None = None   # output dims after the input's last dim (per case; None = 0), or
+                                     # per input dim its iteration dim counted from the end (unit dims between)
     axis: int = -1               # the chunked axis of the input (per case, counted from the end)
+    lanes: tuple = ()            # lane map along the last axis: ("rot", 2) the row rotated by half,
+                                 # ("rep", 2) a half-length row repeated twice; () none
 
 
 @dataclass
@@ -74,7 +77,7 @@ class Program:
     def structure(self) -> tuple:
         return tuple((n.op, n.args, n.kind, tuple(sorted((k, repr(v)) for k, v in n.params.items()
                                                            if k != "value")))
-                     for n in self.nodes), tuple((l.input, l.chunks, l.chunk) for l in self.loads), \
+                     for n in self.nodes), tuple((l.input, l.chunks, l.chunk, l.lanes) for l in self.loads), \
             tuple(self.outputs)
 
 
@@ -184,10 +187,13 @@ class _Builder:
             bl = list(base)
             while bl and bl[0] == 1 and len(st) < len(bl):
                 bl.pop(0)
-            if st[:len(bl)] != bl or any(d != 1 for d in st[len(bl):]):
-                raise Unsupported(f"{self.task.name}: input reshaped to {tuple(sa)} before broadcasting "
-                                  f"(from {tuple(base)}); only leading/trailing unit dims are supported")
-            gap = len(st) - len(bl)
+            if st[:len(bl)] == bl and all(d == 1 for d in st[len(bl):]):
+                gap = len(st) - len(bl)
+            else:
+                gap = _placement(st, bl)
+                if gap is None:
+                    raise Unsupported(f"{self.task.name}: input reshaped to {tuple(sa)} before broadcasting "
+                                      f"(from {tuple(base)}); only unit dims inserted are supported")
             for li in self._loads_under(self.env[a]):
                 ld = self.p.loads[li]
                 if ld.gap is None:
@@ -207,13 +213,13 @@ class _Builder:
             stack.extend(a for a in self.p.nodes[j].args)
         return out
 
-    def load(self, inp: int, chunks=1, chunk=0, axis=-1) -> int:
+    def load(self, inp: int, chunks=1, chunk=0, axis=-1, lanes=()) -> int:
         for li, ld in enumerate(self.p.loads):
-            if (ld.input, ld.chunks, ld.chunk) == (inp, chunks, chunk):
+            if (ld.input, ld.chunks, ld.chunk, ld.lanes) == (inp, chunks, chunk, lanes):
                 if chunks > 1 and ld.axis != axis:
                     raise Unsupported(f"{self.task.name}: input {inp} is split along two axes")
                 return next(k for k, v in self.load_of.items() if v == li)
-        self.p.loads.append(Load(inp, chunks, chunk, axis=axis))
+        self.p.loads.append(Load(inp, chunks, chunk, axis=axis, lanes=lanes))
         nid = self.p.add("load", (), "full", load=len(self.p.loads) - 1)
         self.load_of[nid] = len(self.p.loads) - 1
         return nid
@@ -316,6 +322,12 @@ class _Builder:
             return self.split(n, name)
         if name == "slice":
             return self.slice(n)
+        if name == "cat":
+            return self.cat(n)
+        if name == "repeat":
+            return self.repeat(n)
+        if name in ("permute", "transpose"):
+            return self.unit_permute(n, name)
         simple = _SIMPLE.get(name)
         if simple is not None:
             args = [self.arg(n, j) for j in range(simple[1])]
@@ -521,8 +533,99 @@ class _Builder:
         return tuple(self.load(inp, len(sizes), k, dim - len(shape)) for k in range(len(sizes)))
 
     def slice(self, n):
-        raise Unsupported(f"{self.task.name}: aten.slice (slicing inside a row) is not supported; "
-                          "torch.chunk/split of an input along the last axis is")
+        """A whole-axis slice is the value itself; half of an input's last axis is a placeholder
+        that `cat` resolves into a lane map of the load (rotate-half)."""
+        x = n.args[0]
+        shape = _shape(x)
+        dim = (n.args[1] if len(n.args) > 1 else 0) % len(shape)
+        start = n.args[2] if len(n.args) > 2 and n.args[2] is not None else 0
+        end = n.args[3] if len(n.args) > 3 and n.args[3] is not None else shape[dim]
+        step = n.args[4] if len(n.args) > 4 else 1
+        d = shape[dim]
+        start, end = max(0, start + d if start < 0 else start), min(d, end + d if end < 0 else end)
+        if step == 1 and start == 0 and end >= d:
+            return self.env[x]
+        src = self.env[x]
+        if step == 1 and dim == len(shape) - 1 and d % 2 == 0 and (start, end) in ((0, d // 2), (d // 2, d)) \
+                and src in self.load_of and self.p.loads[self.load_of[src]].chunks == 1:
+            half = 0 if start == 0 else 1
+            return self.p.add("halfslice", (), "full", input=self.p.loads[self.load_of[src]].input, half=half)
+        raise Unsupported(f"{self.task.name}: aten.slice [{start}:{end}:{step}] of axis {dim} (of {d}); "
+                          "the lowering takes whole axes and the two halves of an input's last axis")
+
+    def cat(self, n):
+        """cat of two halves along the last axis, each computed elementwise from halves of inputs:
+        lane j < D/2 takes the first part, the rest the second; a half read at the other position is
+        the input's row rotated by D/2."""
+        parts = list(n.args[0])
+        dim = n.args[1] if len(n.args) > 1 else 0
+        shape = _shape(n)
+        if len(parts) != 2 or dim % len(shape) != len(shape) - 1 or \
+                [_shape(p)[-1] for p in parts] != [shape[-1] // 2] * 2 or shape[-1] % 2:
+            raise Unsupported(f"{self.task.name}: aten.cat of {len(parts)} parts along axis {dim}; the lowering "
+                              "takes two halves of the last axis")
+        placed = [self._place_half(self.env[p], k) for k, p in enumerate(parts)]
+        mask = self.p.add("lanemask", (), "full")
+        return self.op("where", mask, placed[0], placed[1])
+
+    def _place_half(self, root: int, pos: int) -> int:
+        """A copy of the subtree under `root` with each half placeholder replaced by the load that
+        puts that half at lanes of half `pos`: the plain row, or the row rotated by D/2."""
+        memo: dict[int, int] = {}
+
+        def walk(i):
+            if i in memo:
+                return memo[i]
+            node = self.p.nodes[i]
+            if node.op == "halfslice":
+                out = self.load(node.params["input"], lanes=() if node.params["half"] == pos else ("rot", 2))
+                self.origin_of_load(out)
+            elif node.op == "load" or not node.args or node.kind != "full":
+                out = i
+            else:
+                args = tuple(walk(a) for a in node.args)
+                out = i if args == node.args else self.p.add(node.op, args, node.kind, **node.params)
+            memo[i] = out
+            return out
+        return walk(root)
+
+    def origin_of_load(self, nid):
+        """Lane-mapped loads broadcast like the plain load of the same input."""
+        li = self.load_of[nid]
+        for k, v in self.load_of.items():
+            if v != li and self.p.loads[v].input == self.p.loads[li].input and self.p.loads[v].gap is not None:
+                self.p.loads[li].gap = self.p.loads[v].gap
+
+    def repeat(self, n):
+        """repeat(1, ..., 1, 2) of an input: its half-length row read twice along the last axis."""
+        x = n.args[0]
+        reps = list(n.args[1])
+        src = self.env[x]
+        if src not in self.load_of or reps[-1] != 2 or any(r != 1 for r in reps[:-1]):
+            raise Unsupported(f"{self.task.name}: aten.repeat {reps}; the lowering repeats an input's last "
+                              "axis twice")
+        nid = self.load(self.p.loads[self.load_of[src]].input, lanes=("rep", 2))
+        base = list(self.origin.get(x, _shape(x)))
+        base[-1] *= 2
+        self.origin[n] = tuple(base)
+        return nid
+
+    def unit_permute(self, n, name):
+        """A permute that only moves unit dims is a reshape."""
+        shape = _shape(n.args[0])
+        r = len(shape)
+        if name == "transpose":
+            perm = list(range(r))
+            a, b = n.args[1] % r, n.args[2] % r
+            perm[a], perm[b] = perm[b], perm[a]
+        else:
+            perm = [d % r for d in n.args[1]]
+        moved = [shape[d] for d in perm if shape[d] != 1]
+        if moved != [d for d in shape if d != 1]:
+            raise Unsupported(f"{self.task.name}: aten.{name} {perm} of {shape} inside an elementwise program")
+        if n.args[0] in self.origin:
+            self.origin[n] = self.origin[n.args[0]]
+        return self.env[n.args[0]]
 
     def group_norm(self, n):
         x = self.arg(n, 0)
@@ -589,6 +692,19 @@ _INPLACE_OF = {"add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "
                "relu", "sigmoid", "tanh", "clamp", "clamp_min", "clamp_max", "pow", "masked_fill",
                "addcmul", "addcdiv", "lerp", "square", "erf", "log1p", "round", "trunc", "maximum",
                "minimum", "where", "silu", "mish", "hardswish", "leaky_relu", "gelu"}
+
+
+def _placement(st: list, bl: list):
+    """Per dim of `bl`, its position in `st` counted from the end, when `st` is `bl` with unit dims
+    inserted (cos[None, :, None, :]); None otherwise."""
+    pos, j = [], 0
+    for k, d in enumerate(st):
+        if j < len(bl) and d == bl[j]:
+            pos.append(len(st) - k)
+            j += 1
+        elif d != 1:
+            return None
+    return tuple(pos) if j == len(bl) else None
 
 
 def _target(n) -> str:

@@ -32,6 +32,7 @@ class LoadRule:
     chunk: int = 0
     align: tuple = ("gap", 0)     # ("gap", g) or ("start", s)
     chunk_axis: tuple = ("last",)  # ("last",) or ("attr", name): the axis a chunk divides
+    lanes: tuple = ()               # lane map along the last axis (see ir.Load)
 
 
 @dataclass
@@ -76,7 +77,7 @@ def build_plan(task) -> Plan:
                                   f"than case {task.cases[members[0]].id}")
     _merge_variants(task, cap, per_case)
     programs = [per_case[m[0]] for m in cap.variants]
-    load_keys = [tuple((l.input, l.chunks, l.chunk) for l in p.loads) for p in programs]
+    load_keys = [tuple((l.input, l.chunks, l.chunk, l.lanes) for l in p.loads) for p in programs]
     if len(set(load_keys)) != 1:
         raise Unsupported(f"{task.name}: variants read the inputs differently")
     for p in programs:
@@ -236,7 +237,12 @@ def _load_rules(task, progs, axis_rule) -> list[LoadRule]:
         for c, p in zip(task.cases, progs):
             g = p.loads[li].gap or 0
             gaps.append((len(p.main_shape), len(c.shapes[ld.input]), g))
-        if len({g for _, _, g in gaps}) == 1:
+        if any(isinstance(g, tuple) for _, _, g in gaps):
+            if len({g for _, _, g in gaps}) != 1:
+                raise Unsupported(f"{task.name}: input {task.inputs[ld.input].name} broadcasts along "
+                                  "different axes in different cases")
+            align = ("dims", gaps[0][2])
+        elif len({g for _, _, g in gaps}) == 1:
             align = ("gap", gaps[0][2])
         else:
             starts = {r - g - ri for r, ri, g in gaps}
@@ -244,7 +250,7 @@ def _load_rules(task, progs, axis_rule) -> list[LoadRule]:
                 raise Unsupported(f"{task.name}: input {task.inputs[ld.input].name} broadcasts along "
                                   "different axes in different cases")
             align = ("start", starts.pop())
-        rules.append(LoadRule(ld.input, ld.chunks, ld.chunk, align, _chunk_axis(task, progs, li)))
+        rules.append(LoadRule(ld.input, ld.chunks, ld.chunk, align, _chunk_axis(task, progs, li), ld.lanes))
     return rules
 
 
@@ -322,15 +328,22 @@ def _case_main_shape(plan, case):
         if lr.chunks > 1:
             s[_chunk_dim(lr, case)] //= lr.chunks
         shapes.append(s)
-    rank = max(len(s) + (lr.align[1] if lr.align[0] == "gap" else 0) for s, lr in zip(shapes, plan.loads))
+    rank = max(max(lr.align[1]) if lr.align[0] == "dims" else
+               len(s) + (lr.align[1] if lr.align[0] == "gap" else 0) for s, lr in zip(shapes, plan.loads))
     out = [1] * rank
     for s, lr in zip(shapes, plan.loads):
-        g = lr.align[1] if lr.align[0] == "gap" else rank - lr.align[1] - len(s)
-        for i, d in enumerate(s):
-            j = rank - g - len(s) + i
-            if d != 1:
-                out[j] = d
+        for i, j in _placed(lr, len(s), rank).items():
+            if s[i] != 1:
+                out[j] = s[i] * (2 if lr.lanes == ("rep", 2) and i == len(s) - 1 else 1)
     return tuple(out)
+
+
+def _placed(lr: LoadRule, n: int, rank: int) -> dict:
+    """Input dim -> iteration dim of a load with `n` dims in a space of `rank` dims."""
+    if lr.align[0] == "dims":
+        return {i: rank - p for i, p in enumerate(lr.align[1])}
+    g = lr.align[1] if lr.align[0] == "gap" else rank - lr.align[1] - n
+    return {i: rank - g - n + i for i in range(n)}
 
 
 def _check_cases(plan: Plan, progs):
@@ -353,9 +366,8 @@ def _check_cases(plan: Plan, progs):
             main = _case_main_shape(plan, c)
             for lr in plan.loads:
                 s = list(c.shapes[lr.input])
-                g = lr.align[1] if lr.align[0] == "gap" else len(main) - lr.align[1] - len(s)
                 # dims of the input that fall in the reduced run must be all full or all 1
-                placed = {len(main) - g - len(s) + i: d for i, d in enumerate(s)}
+                placed = {j: s[i] for i, j in _placed(lr, len(s), len(main)).items()}
                 red = [placed.get(j, 1) for j in range(a, len(main))]
                 if any(d != 1 for d in red) and red != list(main[a:]):
                     plan.unserved[c.id] = (f"input {task.inputs[lr.input].name} broadcasts inside the "

@@ -8,6 +8,9 @@ from copilot.lowering import intlib, mathlib
 from copilot.lowering.capture import condition_cpp, cpp_expr, expr_attrs
 from copilot.lowering.knobs import MAX_TILE_ROWS
 
+# the Gather table of each lane map along the last axis
+LANE = {("rot", 2): "rotTable_", ("rep", 2): "repTable_"}
+
 
 _CPP_KEYWORDS = {"auto", "bool", "break", "case", "char", "class", "const", "continue", "default", "delete",
                  "do", "double", "else", "enum", "extern", "float", "for", "if", "int", "long", "new",
@@ -194,6 +197,10 @@ def render(em) -> str:
         w("        }")
     for k in em.stat_outs:
         w(f"        pipe_.InitBuffer(stage{k}Buf_, (td_.mode == MODE_COLUMNS ? AlignUpTo(td_.tileCols, VEC_ALIGN) : MAX_TILE_ROWS) * sizeof({em.out_type(k)}));")
+    if em.lane_maps:
+        w(f"        // lane maps: {len(em.lane_maps)} Gather table(s), the half mask and the tile they gather from")
+        w(f"        pipe_.InitBuffer(laneBuf_, ({len(em.lane_maps)} + 2) * te * sizeof(float));")
+        w("        BuildLaneMaps(te);")
     w(f"        LocalTensor<{C}> calc = calcBuf_.Get<{C}>();")
     w("        for (uint32_t k = 0; k < NUM_SLOTS; ++k) {")
     w("            slot[k] = calc[k * te];")
@@ -425,6 +432,8 @@ def render(em) -> str:
         w("            return;   // one value per row: read by TakeLoad")
         w("        }")
         w(f"        LocalTensor<{ty}> buf = inQue{l}_.AllocTensor<{ty}>();")
+        if lr.lanes == ("rep", 2):
+            w("        cw /= 2;   // a half-length row, read twice through repTable_")
         w(f"        const uint32_t gap = (pitch * sizeof({ty}) - AlignUpTo(cw * sizeof({ty}), 32)) / 32;")
         w(f"        DataCopyPadExtParams<{ty}> pad{{false, 0, 0, 0}};")
         w(f"        if (td_.loadContig[{l}] && nr > 1) {{")
@@ -449,8 +458,13 @@ def render(em) -> str:
         w("            return;")
         w("        }")
         w(f"        LocalTensor<{ty}> buf = inQue{l}_.DeQue<{ty}>();")
-        w(f"        {to_fn}(dst, buf, halfScratch_, AlignUpTo(nr * pitch, VEC_ALIGN));")
-        w(f"        inQue{l}_.FreeTensor(buf);")
+        if lr.lanes:
+            w(f"        {to_fn}(laneSrc_, buf, halfScratch_, AlignUpTo(nr * pitch, VEC_ALIGN));")
+            w(f"        inQue{l}_.FreeTensor(buf);")
+            w(f"        Gather(dst, laneSrc_, {LANE[lr.lanes]}, 0, AlignUpTo(nr * pitch, VEC_ALIGN));")
+        else:
+            w(f"        {to_fn}(dst, buf, halfScratch_, AlignUpTo(nr * pitch, VEC_ALIGN));")
+            w(f"        inQue{l}_.FreeTensor(buf);")
         w("    }")
         if em.columns:
             w(f"    __aicore__ inline void CopyColLoad{l}(uint64_t off, uint32_t nb, uint32_t wc, uint32_t pitch)")
@@ -532,6 +546,49 @@ def render(em) -> str:
             w("        SyncPipes<HardEvent::MTE3_V>();")
             w("    }")
     w("")
+    if em.lane_maps:
+        w("    // Gather tables (byte offsets into laneSrc_) for whole rows of D = rowLen lanes at `pitch`:")
+        for lm in em.lane_maps:
+            if lm == ("rot", 2):
+                w("    //   rotTable_: lane c of a row reads lane (c + D/2) mod D (rotate-half)")
+            else:
+                w("    //   repTable_: lane c reads lane c mod D/2 (a half-length row repeated twice)")
+        w("    // and laneMask_ (1 on lanes < D/2). One row is written by the scalar unit, the others are")
+        w("    // that row shifted by whole pitches; lanes past the last whole row read lane 0.")
+        w("    __aicore__ inline void BuildLaneMaps(uint32_t te)")
+        w("    {")
+        w("        const uint32_t D = static_cast<uint32_t>(td_.rowLen);")
+        w("        const uint32_t half = D / 2;")
+        w("        const uint32_t pitch = AlignUpTo(D, ROW_ALIGN);")
+        w("        LocalTensor<float> lanes = laneBuf_.Get<float>();")
+        for k, lm in enumerate(em.lane_maps):
+            w(f"        {LANE[lm]} = lanes[{k} * te].ReinterpretCast<uint32_t>();")
+        nt = len(em.lane_maps)
+        w(f"        laneMask_ = lanes[{nt} * te];")
+        w(f"        laneSrc_ = lanes[{nt + 1} * te];")
+        w("        for (uint32_t c = 0; c < pitch; ++c) {")
+        w("            const bool inRow = c < D;")
+        if ("rot", 2) in em.lane_maps:
+            w("            rotTable_.SetValue(c, static_cast<uint32_t>((inRow ? (c + half) % D : c) * sizeof(float)));")
+        if ("rep", 2) in em.lane_maps:
+            w("            repTable_.SetValue(c, static_cast<uint32_t>((inRow ? c % half : c) * sizeof(float)));")
+        w("            laneMask_.SetValue(c, c < half ? 1.0f : 0.0f);")
+        w("        }")
+        w("        SyncPipes<HardEvent::S_V>();")
+        w("        const uint32_t rows = te / pitch;")
+        w("        for (uint32_t j = 1; j < rows; ++j) {")
+        for lm in em.lane_maps:
+            w(f"            Adds({LANE[lm]}.ReinterpretCast<int32_t>()[j * pitch], {LANE[lm]}.ReinterpretCast<int32_t>(), "
+              "static_cast<int32_t>(j * pitch * sizeof(float)), pitch);")
+        w("            DataCopy(laneMask_[j * pitch], laneMask_, pitch);")
+        w("        }")
+        w("        if (rows * pitch < te) {")
+        for lm in em.lane_maps:
+            w(f"            Duplicate({LANE[lm]}.ReinterpretCast<float>()[rows * pitch], 0.0f, te - rows * pitch);")
+        w("            Duplicate(laneMask_[rows * pitch], 0.0f, te - rows * pitch);")
+        w("        }")
+        w("    }")
+        w("")
     w("    template <HardEvent EVT>")
     w("    __aicore__ inline void SyncPipes()")
     w("    {")
@@ -555,6 +612,10 @@ def render(em) -> str:
     for k in em.full_outs:
         w(f"    TQue<QuePosition::VECOUT, 1> outQue{k}_;")
     w("    TBuf<QuePosition::VECCALC> calcBuf_, bitsBuf_, halfBuf_;")
+    if em.lane_maps:
+        w("    TBuf<QuePosition::VECCALC> laneBuf_;")
+        w("    LocalTensor<uint32_t> " + ", ".join(LANE[lm] for lm in em.lane_maps) + ";")
+        w("    LocalTensor<float> laneMask_, laneSrc_;")
     if has_red:
         w("    TBuf<QuePosition::VECCALC> workBuf_, partialBuf_;")
     if em.columns:
@@ -686,9 +747,31 @@ def tiling_func(em, T: str) -> str:
     w(f"static const int32_t kLoadChunk[{L}] = {{{', '.join(str(l.chunk) for l in loads)}}};")
     w("// the axis a chunk divides: -1 = the last, else the int attr at this index names it")
     w(f"static const int32_t kLoadChunkAttr[{L}] = {{{', '.join(str(attr_index[l.chunk_axis[1]]) if l.chunk_axis[0] == 'attr' else '-1' for l in loads)}}};")
-    w(f"static const int32_t kLoadAlignKind[{L}] = {{{', '.join('0' if l.align[0] == 'gap' else '1' for l in loads)}}};")
-    w(f"static const int32_t kLoadAlign[{L}] = {{{', '.join(str(l.align[1]) for l in loads)}}};")
+    kinds = {"gap": "0", "start": "1", "dims": "2"}
+    w(f"static const int32_t kLoadAlignKind[{L}] = {{{', '.join(kinds[l.align[0]] for l in loads)}}};")
+    w(f"static const int32_t kLoadAlign[{L}] = {{{', '.join(str(l.align[1]) if l.align[0] != 'dims' else '0' for l in loads)}}};")
+    if any(l.align[0] == "dims" for l in loads):
+        w("// kind 2: input dim d sits at iteration dim (rank - kLoadPlace[l][d]), unit dims between")
+        rows = ", ".join("{" + ", ".join(str(x) for x in (l.align[1] if l.align[0] == "dims" else ())) + "}" if l.align[0] == "dims"
+                         else "{0}" for l in loads)
+        w(f"static const int32_t kLoadPlace[{L}][MAX_DIMS] = {{{rows}}};")
+    if em.lane_maps:
+        w("// lane map along the last axis: 0 none, 1 the row rotated by half, 2 a half-length row repeated twice")
+        w(f"static const int32_t kLoadLanes[{L}] = {{{', '.join({(): '0', ('rot', 2): '1', ('rep', 2): '2'}[l.lanes] for l in loads)}}};")
     w(f"static const int32_t kFullOutput[{len(t.outputs)}] = {{{', '.join('1' if k in em.full_outs else '0' for k in range(len(t.outputs)))}}};")
+    w("")
+    w("// iteration dim of dim d of load l (its first dim sits at `pos`)")
+    w("static int32_t LoadDim(uint32_t l, int32_t d, int32_t pos, int32_t mainRank)")
+    w("{")
+    if any(l.align[0] == "dims" for l in loads):
+        w("    if (kLoadAlignKind[l] == 2) {")
+        w("        return mainRank - kLoadPlace[l][d];")
+        w("    }")
+    else:
+        w("    (void)l;")
+        w("    (void)mainRank;")
+    w("    return pos + d;")
+    w("}")
     w("")
     w("static ge::graphStatus TilingFunc(gert::TilingContext* context)")
     w("{")
@@ -806,7 +889,9 @@ def tiling_func(em, T: str) -> str:
         w("    }")
     else:
         w("    for (uint32_t l = 0; l < NUM_LOADS; ++l) {")
-        w("        const int32_t need = kLoadAlignKind[l] == 0 ? ldRank[l] + kLoadAlign[l] : ldRank[l] + kLoadAlign[l];")
+        w("        int32_t need = ldRank[l] + kLoadAlign[l];")
+        if any(l.align[0] == "dims" for l in loads):
+            w("        need = kLoadAlignKind[l] == 2 ? kLoadPlace[l][0] : need;")
         w("        mainRank = need > mainRank ? need : mainRank;")
         w("    }")
         w("    if (mainRank > static_cast<int32_t>(MAX_DIMS)) {")
@@ -818,13 +903,15 @@ def tiling_func(em, T: str) -> str:
     w("    int32_t ldPos[NUM_LOADS];   // iteration dim of each load's first dim")
     w("    for (uint32_t l = 0; l < NUM_LOADS; ++l) {")
     w("        ldPos[l] = kLoadAlignKind[l] == 0 ? mainRank - kLoadAlign[l] - ldRank[l] : kLoadAlign[l];")
+    if any(l.align[0] == "dims" for l in loads):
+        w("        ldPos[l] = kLoadAlignKind[l] == 2 ? mainRank - kLoadPlace[l][0] : ldPos[l];")
     w("        if (ldPos[l] < 0 || ldPos[l] + ldRank[l] > mainRank) {")
     w("            return ge::GRAPH_FAILED;")
     w("        }")
     if plan.main_input is None:
         w("        for (int32_t d = 0; d < ldRank[l]; ++d) {")
         w("            if (ldDims[l][d] != 1) {")
-        w("                mainDims[ldPos[l] + d] = ldDims[l][d];")
+        w("                mainDims[LoadDim(l, d, ldPos[l], mainRank)] = ldDims[l][d];")
         w("            }")
         w("        }")
     w("    }")
@@ -837,8 +924,13 @@ def tiling_func(em, T: str) -> str:
     w("            st[l][d] = 0;")
     w("        }")
     w("        for (int32_t d = ldRank[l] - 1; d >= 0; --d) {")
-    w("            const int32_t m = ldPos[l] + d;")
-    w("            if (ldDims[l][d] != 1 && ldDims[l][d] != mainDims[m]) {")
+    w("            const int32_t m = LoadDim(l, d, ldPos[l], mainRank);")
+    if em.lane_maps:
+        w("            // a repeated half-length row spans the whole iteration row")
+        w("            const int64_t len = (kLoadLanes[l] == 2 && d == ldRank[l] - 1) ? 2 * ldDims[l][d] : ldDims[l][d];")
+    else:
+        w("            const int64_t len = ldDims[l][d];")
+    w("            if (len != 1 && len != mainDims[m]) {")
     w("                return ge::GRAPH_FAILED;   // shapes do not broadcast")
     w("            }")
     w("            st[l][m] = ldDims[l][d] == 1 ? 0 : stride;")
@@ -906,7 +998,9 @@ def tiling_func(em, T: str) -> str:
     w("        td->loadAlongRow[l] = (allZero && rowLen * inner > 1) ? 0 : 1;")
     w("        td->loadColOffset[l] = ldBase[l];")
     w("    }")
-    if rule is None:
+    if rule is None and em.lane_maps:
+        w("    // a lane map permutes within the last axis: the row is exactly that axis")
+    elif rule is None:
         w("    // elementwise: grow the row with leading dims while every load stays contiguous")
         w("    while (axis > 0) {")
         w("        bool ok = true;")
@@ -995,6 +1089,8 @@ def tiling_func(em, T: str) -> str:
     w("    }")
     if em.has_bytes:
         w("    bytesPerElem8 += 8 * 2;   // half scratch for 1-byte casts")
+    if em.lane_maps:
+        w(f"    bytesPerElem8 += 8 * 4 * ({len(em.lane_maps)} + 2);   // lane-map tables, half mask, gather source")
     if plan.has_reduction:
         w("    bytesPerElem8 += 8 * 4 / 32;   // reduction work buffer")
     w(f"    uint64_t fixedBytes = {knobs['ub_reserve_bytes']} + 1024"
@@ -1052,7 +1148,7 @@ def tiling_func(em, T: str) -> str:
     else:
         w("        return ge::GRAPH_FAILED;   // the reduced axis must be the last one")
     w("    } else if (pitch <= te && (splitD == 0 || rowLen <= splitD) && (segRows == 1)")
-    w(f"               && ({'true' if plan.has_reduction else 'rows >= coreNum'})) {{")
+    w(f"               && ({'true' if plan.has_reduction or em.lane_maps else 'rows >= coreNum'})) {{")
     w("        td->mode = MODE_ROWS;")
     w("        uint64_t nr = te / pitch;")
     w("        nr = nr > rowsCap ? rowsCap : nr;")
@@ -1091,6 +1187,10 @@ def tiling_func(em, T: str) -> str:
         w("        td->tileCols = static_cast<uint32_t>(cols);")
         w("        td->chunksPerRow = static_cast<uint32_t>((rowLen + cols - 1) / cols);")
         w("        units = rows * td->chunksPerRow;")
+        w("    }")
+    if em.lane_maps:
+        w("    if (td->mode != MODE_ROWS || rowLen % 2 != 0) {")
+        w("        return ge::GRAPH_FAILED;   // a lane map permutes whole rows of even length: a row must fit one tile")
         w("    }")
     w("")
     w("    // multi-core split with tail cores")

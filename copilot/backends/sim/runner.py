@@ -257,6 +257,19 @@ def _read_tensor(fd: int, pad: int, spec: OutputSpec, count_written: bool = True
     return t.reshape(spec.shape), written
 
 
+def _golden_default(task, name: str):
+    """The golden's keyword default of an attr that neither the case nor the proto sets, or None."""
+    import inspect
+
+    try:
+        p = inspect.signature(task.golden).parameters.get(name)
+    except (TypeError, ValueError, AttributeError):
+        return None
+    if p is None or p.default is inspect.Parameter.empty:
+        return None
+    return p.default
+
+
 def _attr_line(kind: str, value) -> str:
     if kind in ("float",):
         b = struct.pack("<f", float(value))
@@ -530,6 +543,8 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         values = getattr(case, "attrs", {}) or {}
         for a in getattr(task, "attrs", []):
             v = values.get(a.name, a.default)
+            if v is None:
+                v = _golden_default(task, a.name)   # what the golden ran with; later attrs keep their index
             if v is None:
                 continue
             lines.append(_attr_line(a.type, v))
