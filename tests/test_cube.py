@@ -209,3 +209,9 @@ def test_wait_without_its_set_is_reported(tmp_path):
     wait_line = next(i for i, ln in enumerate(text.splitlines(), 1) if "CrossCoreWaitFlag(FLAG_TILE_READY)" in ln)
     assert ("L2.CROSS_CORE_FLAG", wait_line) in {(d.id, d.line) for d in report.diagnostics}
     assert not report.correct
+
+
+def test_headers_alone_register_no_cube_use():
+    """Only a kernel that calls a cube API (or a cross-core flag) changes how the launcher starts it."""
+    r = subprocess.run([str(_build("cube_none"))], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0

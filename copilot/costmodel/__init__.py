@@ -227,7 +227,8 @@ def combine(blocks: list[dict], params: CostParams, block_dim: int) -> Estimate:
         raise ValueError("no block reported a cost")
     worst = max(blocks, key=lambda b: b["us"])
     time_us = worst["us"] + params.launch_us
-    pipes = {k: float(v) for k, v in worst["pipes_us"].items()}
+    # the cube core's pipes (M, MTE1, FIX) only where a core used them
+    pipes = {k: float(v) for k, v in worst["pipes_us"].items() if k not in ("M", "MTE1", "FIX") or float(v) > 0}
     unmodelled = sum(int(b.get("unmodelled", 0)) for b in blocks)
     hbm_us = float(worst.get("hbm_us", 0.0))
     bottleneck = classify(pipes, time_us, params.launch_us, hbm_us)

@@ -94,7 +94,8 @@ def _estimate_json(est) -> dict:
             "roofline_fraction": est.roofline_fraction,
             "roofline_terms": est.roofline_terms,
             "pipes": {"MTE2": est.pipes_us.get("MTE2", 0.0), "MTE3": est.pipes_us.get("MTE3", 0.0),
-                      "V": est.pipes_us.get("V", 0.0), "S": est.pipes_us.get("S", 0.0)},
+                      "V": est.pipes_us.get("V", 0.0), "S": est.pipes_us.get("S", 0.0),
+                      **{p: est.pipes_us[p] for p in ("M", "MTE1", "FIX") if est.pipes_us.get(p)}},   # the cube core's
             "hbm_us": est.hbm_us, "bottleneck": est.bottleneck, "timing": "estimate"}
 
 

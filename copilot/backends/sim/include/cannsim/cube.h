@@ -296,7 +296,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
 // ---- LoadData, 2-D form: 512-byte fractals, L1 -> L0A/L0B (MTE1) ----
 template <typename T>
 inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p, CANNSIM_LOC) {
-    (void)cannsim::mix::CubeUse<0>::registered;
+    (void)cannsim::mix::CubeUse<sizeof(T)>::registered;   // dependent: only a kernel that calls it registers
     cannsim::check_cube_dtype("LoadData", cannsim::dtype_of<T>(), loc);
     cannsim::check_position("LoadData", "src", src, {TPosition::A1, TPosition::B1}, loc);
     cannsim::check_position("LoadData", "dst", dst, {TPosition::A2, TPosition::B2}, loc);
@@ -345,7 +345,7 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 template <typename T>
 inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2dTransposeParams& p,
                                   CANNSIM_LOC) {
-    (void)cannsim::mix::CubeUse<0>::registered;
+    (void)cannsim::mix::CubeUse<sizeof(T)>::registered;   // dependent: only a kernel that calls it registers
     if constexpr (sizeof(T) == 4) {
         cannsim::unknown_api("LoadDataWithTranspose", loc.line());
         return;
@@ -391,7 +391,7 @@ inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T
 template <typename T, typename U, typename S>
 inline void mmad_impl(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const LocalTensor<S>& filter,
                       const void* bias_row, bool bias_is_c2, const MmadParams& p, const cannsim::SrcLoc& loc) {
-    (void)cannsim::mix::CubeUse<0>::registered;
+    (void)cannsim::mix::CubeUse<sizeof(T)>::registered;   // dependent: only a kernel that calls it registers
     cannsim::check_cube_dtype("Mmad", cannsim::dtype_of<U>(), loc);
     if (!cannsim::mmad_combo_ok<T, U, S>())
         cannsim::report("L2.MMAD_DTYPE", cannsim::Severity::Error, "Mmad", loc.line(),
@@ -484,7 +484,7 @@ inline void Mmad(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const Loca
 template <typename T, typename U>
 inline void fixpipe_impl(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const uint64_t* vscale,
                          const FixpipeParamsV220& p, CO2Layout layout, const cannsim::SrcLoc& loc) {
-    (void)cannsim::mix::CubeUse<0>::registered;
+    (void)cannsim::mix::CubeUse<sizeof(T)>::registered;   // dependent: only a kernel that calls it registers
     using Q = QuantMode_t;
     cannsim::check_cube_dtype("Fixpipe", cannsim::dtype_of<T>(), loc);
     cannsim::check_position("Fixpipe", "src", src, {TPosition::CO1}, loc);
@@ -681,13 +681,13 @@ namespace AscendC {
 
 template <uint8_t modeId, pipe_t pipe>
 inline void CrossCoreSetFlag(uint16_t flagId, CANNSIM_LOC) {
-    (void)cannsim::mix::CrossCoreUse<0>::registered;
+    (void)cannsim::mix::CrossCoreUse<modeId>::registered;
     cannsim::mix::cross_core_set(modeId, flagId, loc);
 }
 
 template <uint8_t modeId = 0, pipe_t pipe = PIPE_S>
 inline void CrossCoreWaitFlag(uint16_t flagId, CANNSIM_LOC) {
-    (void)cannsim::mix::CrossCoreUse<0>::registered;
+    (void)cannsim::mix::CrossCoreUse<modeId>::registered;
     cannsim::mix::cross_core_wait(modeId, flagId, loc);
 }
 
