@@ -427,6 +427,22 @@ def test_a_twins_index_range_follows_the_dimension_it_indexes(tmp_path):
     assert t2.value_ranges[1] == (0, min(t2.shapes[0]) - 1)
 
 
+def test_a_tensor_list_output_is_one_buffer_like_a_tensor_list_input(tmp_path):
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          inputs: [{name: x, dtype: [float32], is_list: true}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, "cases:\n- {case_id: 1, input_shape: [[[8, 4], [8, 4], [8, 4]]], dtype: [float32]}\n",
+        "import torch\ndef probe_op(x):\n    return [t.norm() for t in x]\n")
+    task = load_task(d)
+    case = task.case("1")
+    inputs = make_inputs(task, case)
+    r = reference(task, case, inputs)
+    assert [o.shape for o in r.outputs] == [(3,)]                   # one buffer of three norms, not three outputs
+    assert torch.allclose(r.oracle[0], torch.stack([t.double().norm() for t in inputs[0]]))
+
+
 def test_twins_selection_is_the_quick_tier_and_the_twins(task_dir):
     from copilot.tasks import select_cases
 

@@ -66,8 +66,12 @@ def estimate_bytes(case: Case) -> int:
     return inputs + 3 * widened
 
 
-def _as_list(result: Any, where: str) -> list[torch.Tensor]:
+def _as_list(result: Any, where: str, n_outputs: int = 0) -> list[torch.Tensor]:
     items = list(result) if isinstance(result, (tuple, list)) else [result]
+    if n_outputs == 1 and len(items) != 1 and items and all(isinstance(t, torch.Tensor) for t in items):
+        # one proto output and a list of tensors: a tensor-list output (foreach_norm's y), laid out
+        # as tensor-list inputs are, its elements flattened back to back in one buffer
+        items = [torch.cat([t.detach().reshape(-1) for t in items])]
     out = []
     for i, t in enumerate(items):
         if not isinstance(t, torch.Tensor):
@@ -107,7 +111,7 @@ def _call(fn, task: Task, case: Case, inputs: list, label: str) -> list[torch.Te
             raise CaseTooLarge(f"{where}: the golden ran out of memory (estimate ~"
                                f"{estimate_bytes(case) / 2**30:.1f} GiB; its temporaries need more)") from None
         raise BadInput(f"{where}: golden raised {type(exc).__name__}: {first}") from None
-    return _as_list(result, where)
+    return _as_list(result, where, len(task.outputs))
 
 
 def memory_ceiling(extra: int | None = None):
