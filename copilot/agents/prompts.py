@@ -85,18 +85,10 @@ def contract(task: Task) -> str:
     if lists:
         text += (f"\nTensor list input(s) {', '.join(lists)}: one GM_ADDR whose buffer holds the list's tensors in "
                  "order, each flattened, back to back; TilingFunc sees their concatenation as one 1-D input, so "
-                 "the element count and sizes are not in the shapes: derive them (e.g. from the output's shape) "
-                 "or from an attr.")
+                 "the element count and sizes are not in the shapes: in every case the list's tensors have the "
+                 "same number of elements, so derive the count from the output's shape (a list output is one "
+                 "buffer too, its tensors back to back) and the size from the input's.")
     return text
-
-
-def registration(task: Task) -> str:
-    """The OpDef of the task's proto, as the export writes it, for generation 1 to copy."""
-    from copilot.export.opdef import task_opdef
-
-    op_type = "".join(p[:1].upper() + p[1:] for p in f"{task.name}_custom".split("_") if p)
-    return ("## Registration (the OpDef for this proto; put it in the file as it is)\n```cpp\n"
-            + task_opdef(task, op_type) + "```")
 
 
 def messages(role: str, *sections: str) -> list[dict]:
@@ -107,7 +99,7 @@ def messages(role: str, *sections: str) -> list[dict]:
 def generation_prompt(task: Task, knowledge_text: str, tools_help: str = "") -> list[dict]:
     """Generation 1 (cold start): the init slice, the task, the contract, and the tools."""
     return messages("cake", "## Knowledge\n" + knowledge_text, "## Task\n" + task_statement(task),
-                    "## Output\n" + contract(task), registration(task), tools_help)
+                    "## Output\n" + contract(task), tools_help)
 
 
 def variant_prompt(req: ProposalRequest, knowledge_text: str) -> list[dict]:
