@@ -122,7 +122,7 @@ private:
         LocalTensor<float> work = workBuf_.Get<float>();
         Duplicate(slot, 0.0f, SLOT_FLOATS);
         ReduceSum(slot, acc, work, tileLen_);
-        const int32_t toMte3 = static_cast<int32_t>(pipe_.FetchEventID(HardEvent::V_MTE3));
+        const event_t toMte3 = static_cast<event_t>(pipe_.FetchEventID(HardEvent::V_MTE3));
         SetFlag<HardEvent::V_MTE3>(toMte3);
         WaitFlag<HardEvent::V_MTE3>(toMte3);
         DataCopy(slotsGm_[static_cast<uint64_t>(GetBlockIdx()) * SLOT_FLOATS], slot, SLOT_FLOATS);
@@ -136,14 +136,14 @@ private:
         LocalTensor<float> work = workBuf_.Get<float>();
         const uint32_t slotFloats = usedCores_ * SLOT_FLOATS;
         DataCopy(slots, slotsGm_, slotFloats);
-        const int32_t toV = static_cast<int32_t>(pipe_.FetchEventID(HardEvent::MTE2_V));
+        const event_t toV = static_cast<event_t>(pipe_.FetchEventID(HardEvent::MTE2_V));
         SetFlag<HardEvent::MTE2_V>(toV);
         WaitFlag<HardEvent::MTE2_V>(toV);
         LocalTensor<float> mean = meanBuf_.Get<float>();
         ReduceSum(mean, slots, work, slotFloats);
         Muls(mean, mean, invN_, 1);
         DataCopyExtParams one{1, static_cast<uint32_t>(sizeof(T)), 0, 0, 0};
-        const int32_t toMte3 = static_cast<int32_t>(pipe_.FetchEventID(HardEvent::V_MTE3));
+        const event_t toMte3 = static_cast<event_t>(pipe_.FetchEventID(HardEvent::V_MTE3));
         if constexpr (IS_FLOAT) {
             SetFlag<HardEvent::V_MTE3>(toMte3);
             WaitFlag<HardEvent::V_MTE3>(toMte3);
