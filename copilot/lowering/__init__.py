@@ -75,10 +75,11 @@ def lower(task, chip: str = "910B2", knobs: dict | None = None) -> LoweredKernel
 
     if isinstance(plan, MovementPlan):
         source = render(plan, k)
+        notes = [f"pattern layout; the view's rule: {plan.rule[0]}"]
     else:
         source = Emitter(plan, k, profile.name).emit()
-    notes = [f"pattern {plan.pattern}; {len(plan.programs)} variant(s); reduction rule "
-             f"{plan.axis_rule or 'none (elementwise)'}"]
+        notes = [f"pattern {plan.pattern}; {len(plan.programs)} variant(s); reduction rule "
+                 f"{plan.axis_rule or 'none (elementwise)'}"]
     for cid, why in plan.unserved.items():
         notes.append(f"case {cid} not served: {why} (the tiling function returns GRAPH_FAILED)")
     return LoweredKernel(source, k, plan.pattern, notes + plan.notes, time.perf_counter() - t0)
