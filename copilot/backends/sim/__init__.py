@@ -242,7 +242,7 @@ def _check_perf(path, task, selected, profile, report, builds, say) -> "CheckRep
     for case in selected:
         b, outs, fresh = build_for_case(path, task, case, profile, builds)
         if fresh:
-            say(f"built {path.name} for {'/'.join(dict.fromkeys(case.dtypes))} on {profile.name}")
+            say(f"built {path.name} for {'/'.join(dict.fromkeys(d for d in case.dtypes if d))} on {profile.name}")
             report.build_seconds += b.seconds
             report.build_cached = report.build_cached and b.cached
             report.diagnostics += b.diagnostics
