@@ -105,6 +105,7 @@ async def test_precision_failure_is_repaired(task):
     p = await agent(llm, AgencySchedule(generation1="single_pass")).baseline(task, "910B2")
     assert "GOOD 2" in p.code
     assert "systematic_drift" in llm.prompts[1].text and "every element 3% high" in llm.prompts[1].text
+    assert "wrong results on " + task.case("1").label() in llm.prompts[1].text   # the case, with its shapes
 
 
 async def test_repairs_are_bounded(task):

@@ -201,7 +201,7 @@ class LLMAgent:
                 failure = "build failed"
             elif ev.status in ("incorrect", "crashed") and prec_left > 0:
                 prec_left -= 1
-                failure = _failure_class(ev)
+                failure = _failure_class(ev, lambda cid: self._case_label(task, cid))
             else:
                 trace.notes.append(f"{mode}: gave up after repairs ({ev.status})")
                 return trace.code
@@ -257,10 +257,12 @@ class LLMAgent:
         return s
 
 
-def _failure_class(ev: Evaluation) -> str:
+def _failure_class(ev: Evaluation, label=lambda cid: f"case {cid}") -> str:
+    """The first failing case, named with its shapes and attrs, its class and the judge's message."""
     for c in ev.cases:
-        if c.get("failure_class"):
-            return f"wrong results: {c['failure_class']} — {c.get('message', '')}"
+        if c.get("failure_class") or c.get("passed") is False:
+            return (f"wrong results on {label(c.get('id'))}: {c.get('failure_class') or ev.status} — "
+                    f"{c.get('message', '')}")
     return f"run failed ({ev.status})"
 
 
