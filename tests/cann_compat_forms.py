@@ -358,8 +358,8 @@ REFERENCE_FORMS = [
     ('SetAtomicType', 'SetAtomicType<A>()', None, False),
     ('SetCmpMask', 'SetCmpMask(f)', None, False),
     ('SetDeqScale', 'SetDeqScale((half)1.0f)', None, False),
-    ('SetDeqScale', 'SetDeqScale((A)1.0f, (int16_t)1, false)', '(scale, offset, signMode) form', False),
-    ('SetDeqScale', None, 'type VdeqInfo not declared', False),
+    ('SetDeqScale', 'SetDeqScale((A)1.0f, (int16_t)1, false)', None, False),
+    ('SetDeqScale', 'SetDeqScale(std::declval<AscendC::LocalTensor<Dep<A, uint64_t>>&>(), std::declval<AscendC::VdeqInfo&>())', None, False),
     ('SetNextTaskStart', 'SetNextTaskStart()', None, False),
     ('SetPadValue', 'SetPadValue(1.0f)', None, False),
     ('SetStoreAtomicConfig', 'SetStoreAtomicConfig<AscendC::AtomicDtype::ATOMIC_F32, AscendC::AtomicOp::ATOMIC_SUM>()', None, False),
@@ -499,4 +499,23 @@ REFERENCE_FORMS += [
     ("SoftmaxGradFront", f"SoftmaxGradFront(f, f, g, {_SM}, {_SI})", None, False),
     ("LayerNormGrad", "LayerNormGrad(f, f, f, f, f, f, f, 1.0f, std::declval<::LayerNormGradTiling&>(), "
      "std::declval<AscendC::LayerNormGradShapeInfo&>())", None, False),
+    ("TransDataTo5HD", "TransDataTo5HD<Dep<A, uint16_t>>(std::declval<AscendC::LocalTensor<Dep<A, uint16_t>> (&)[16]>(), "
+     "std::declval<AscendC::LocalTensor<Dep<A, uint16_t>> (&)[16]>(), std::declval<AscendC::TransDataTo5HDParams&>())", None, False),
+    ("TransDataTo5HD", "TransDataTo5HD<Dep<A, uint16_t>>(std::declval<Dep<A, uint64_t>*>(), std::declval<Dep<A, uint64_t>*>(), "
+     "std::declval<AscendC::TransDataTo5HDParams&>())", None, False),
+    ("TransDataTo5HD", "TransDataTo5HD<Dep<A, uint16_t>>(std::declval<AscendC::LocalTensor<Dep<A, uint64_t>>&>(), "
+     "std::declval<AscendC::LocalTensor<Dep<A, uint64_t>>&>(), std::declval<AscendC::TransDataTo5HDParams&>())", None, False),
+    ("CastDequant", "CastDequant(i8, i16, 1)", None, False),
+    ("CastDequant", "CastDequant(i8, i16, cm, r8, up)", None, False),
+    ("CastDequant", "CastDequant(i8, i16, (int32_t)64, r8, up)", None, False),
+    ("BilinearInterpolation", "BilinearInterpolation(h, h, u32, h, m, r8, true, (uint16_t)1, (uint16_t)128, r8, u8)", None, True),
+    ("BilinearInterpolation", "BilinearInterpolation(h, h, u32, h, (uint64_t)128, r8, true, (uint16_t)1, (uint16_t)128, r8, u8)",
+     None, False),
+    ("SoftmaxFlashV3", f"SoftmaxFlashV3<B, A, true>(h, f, f, f, h, h, f, f, f, {_SM}, std::declval<AscendC::SoftMaxParams&>())",
+     None, False),
+    ("SoftmaxFlashV3", f"SoftmaxFlashV3<B, A, true>(h, f, f, f, h, h, f, f, f, u8, {_SM}, std::declval<AscendC::SoftMaxParams&>())",
+     None, False),
+    # TransData takes its config as a reference template argument, which a requires-expression cannot
+    # name: its two forms are compiled and run by tests/test_sim_api_layout.py.
+    ("TransData", None, None, False),
 ]
