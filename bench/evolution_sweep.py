@@ -161,10 +161,13 @@ def main() -> None:
         Path(args.out).with_suffix(".partial.json").write_text(json.dumps({"local": local}, indent=1))
     ray: dict[str, dict[str, dict]] = {}
     for i, n in enumerate(args.ray_workers if args.ray_ops else []):
-        head = RayHead(tree, cache, n, work / f"ray{i}")
+        rcache = work / f"cache-ray{i}"          # each run builds its own candidates (no warm cache)
+        (rcache / "sim").mkdir(parents=True)
+        os.symlink(pch, rcache / "sim" / "pch")
+        head = RayHead(tree, rcache, n, work / f"ray{i}")
         try:
             for op in args.ray_ops:
-                r = _session(tree, cache, op, args.rounds, args.variants, head.address)
+                r = _session(tree, rcache, op, args.rounds, args.variants, head.address)
                 ray.setdefault(str(n), {})[f"{op}#{i}"] = r
                 print(f"ray x{n} {op:28s} " + (f"error {r['error']}" if "error" in r else
                       f"{r['candidates']:3d} cand. {r['per_min']:5.1f}/min"), flush=True)
