@@ -616,3 +616,35 @@ def test_an_omitted_optional_input_reaches_the_kernel_as_a_null_gm_address(tmp_p
     doc = report.to_json()
     assert doc["compiled"], doc["diagnostics"]
     assert [(c["id"], c["passed"]) for c in doc["cases"]] == [("1", True), ("2", True)], doc["cases"]
+
+
+def test_count_only_estimate_passes_tensor_lists_and_omitted_inputs_as_the_harness_takes_them(tmp_path, monkeypatch):
+    """A performance case is estimated from meta tensors: a tensor list stays a list of them and an
+    omitted optional input stays None (a session on foreach_addcdiv_scalar crashed with a TypeError
+    when each shape was handed to torch.empty)."""
+    from copilot.backends import sim
+    from copilot.costmodel import estimate as est_mod
+
+    d = _task(tmp_path, """
+        operator:
+          name: ProbeOp
+          inputs:
+          - {name: x, dtype: [float32], is_list: true}
+          - {name: bias, dtype: [float32], optional: true}
+          outputs: [{name: y, dtype: [float32]}]
+        """, "cases:\n- {case_id: 1, input_shape: [[[8, 4], [3]], null], dtype: [float32, float32]}\n",
+        "import torch\ndef probe_op(x, bias=None):\n    return torch.cat([t.reshape(-1) for t in x])\n")
+    task = load_task(d)
+    case = task.case("1")
+    seen = {}
+
+    def fake_run(build, task, case, inputs, **kw):
+        seen["inputs"] = inputs
+        return type("R", (), {"ok": False, "extra": {}})()
+
+    monkeypatch.setattr(sim, "run", fake_run)
+    assert est_mod.estimate_case(object(), task, case, "910B2") is None
+    x, bias = seen["inputs"]
+    assert [tuple(t.shape) for t in x] == [(8, 4), (3,)] and all(t.is_meta for t in x)
+    assert bias is None
+    assert kernel_tensors(seen["inputs"])[0].shape == (35,)

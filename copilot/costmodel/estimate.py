@@ -246,7 +246,11 @@ def estimate_case(build, task: Task, case: Case, chip: str = "910B2",
 
     profile = load_chip(chip)
     outs = outs if outs is not None else output_shapes(task, case)
-    inputs = [torch.empty(s, dtype=dtype_of(d).torch, device="meta") for s, d in zip(case.shapes, case.dtypes)]
+    from copilot.oracle.inputs import meta_inputs
+
+    # shapes only (count-only mode reads no data); an omitted optional input stays None, a tensor
+    # list stays a list, as the harness passes them
+    inputs = meta_inputs(task, case)
     run = sim.run(build, task, case, inputs, outputs=outs, chip=profile, sample_blocks=True, count_only=True)
     est = run.extra.get("estimate") if run.ok else None
     if est is None:
