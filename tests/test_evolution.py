@@ -164,6 +164,25 @@ async def test_reply_without_code_is_a_recorded_failure(task):
     assert ev.diagnostics[0]["id"] == "AGENT.NO_CODE" and "no code block" in ev.diagnostics[0]["message"]
 
 
+class BuggyAgent(FakeAgent):
+    """An agent with a bug of ours: a reply shape its parser never met raises on one candidate."""
+
+    async def propose(self, req):
+        if (req.round, req.index) == (1, 3):
+            raise TypeError("'NoneType' object is not subscriptable")
+        return await super().propose(req)
+
+
+async def test_an_agent_error_costs_one_candidate_not_the_session(task):
+    e = engine(task, agent=BuggyAgent(), rounds=2, variants=4)
+    res = await e.run()
+    assert res.status == "finished" and e.next_round > 2          # both rounds ran
+    assert e.population.get("r1-c3").status == "no_code"
+    ev = [x for x in e.sink.events if x.kind == "candidate_evaluated" and x.candidate_id == "r1-c3"][0]
+    assert "TypeError" in ev.diagnostics[0]["message"] and "r1-c3" in ev.diagnostics[0]["message"]
+    assert e.population.get("r1-c4").status == "passed"
+
+
 async def test_pin_makes_a_candidate_a_parent_of_the_next_round(task):
     # r1-c1 is the slowest of round 1: only the pin can make it a parent every time.
     policy = ScriptedPolicy(RoundDecision(pins=["r1-c1"]))
@@ -251,7 +270,7 @@ async def test_decision_gets_a_leaderboard_and_events_are_in_order(task):
     assert kinds.index("round_finished") < kinds.index("decision_needed") < kinds.index("decision_made")
 
 
-class _Killed(Exception):
+class _Killed(BaseException):          # a process killed mid-proposal, not an error the engine handles
     pass
 
 

@@ -68,6 +68,18 @@ class Proposal:
     strategy: str = ""                          # the direction taken, when the agent replaced the one asked
 
 
+async def _guarded(proposing, candidate_id: str) -> Proposal:
+    """An agent's proposal; an agent that fails with an unexpected error (a bug of ours on an
+    unusual reply, a parser that meets a shape it never saw) costs that one candidate, named with
+    the error, not the session. A CannpilotError (a refused key, an exhausted budget) still ends it."""
+    try:
+        return await proposing
+    except (CannpilotError, BudgetExhausted, _Stop, asyncio.CancelledError):
+        raise
+    except Exception as exc:               # noqa: BLE001 - one candidate lost, the session goes on
+        return Proposal(None, failure=f"the agent failed on {candidate_id}: {type(exc).__name__}: {exc}")
+
+
 class Agent(Protocol):
     name: str
 
@@ -312,7 +324,7 @@ class EvolutionEngine:
     # Rounds -------------------------------------------------------------------------------
 
     async def _evaluate_baseline(self) -> None:
-        proposal = await self.agent.baseline(self.task, self.settings.chip)
+        proposal = await _guarded(self.agent.baseline(self.task, self.settings.chip), "r0-base")
         if proposal is None or proposal.code is None:
             self._baseline_failure = proposal.failure if proposal else ""
             return
@@ -336,7 +348,7 @@ class EvolutionEngine:
         self.sink.emit(RoundStarted(self.session, round=r, strategies=[q.strategy.id for q in requests],
                                     random_state=random_state))
         todo = [q for q in requests if f"r{r}-c{q.index}" not in earlier]
-        proposals = await asyncio.gather(*(self.agent.propose(q) for q in todo))
+        proposals = await asyncio.gather(*(_guarded(self.agent.propose(q), f"r{r}-c{q.index}") for q in todo))
         cands = []
         for q, p in zip(todo, proposals):
             c = Candidate(id=f"r{r}-c{q.index}", code=p.code or "", round=r, origin=p.origin,  # type: ignore[arg-type]
