@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,8 @@ from copilot.events import Candidate, EventSink, KnowledgeSliceUsed
 from copilot.evolution.engine import BudgetExhausted, Evaluation, Proposal, ProposalRequest
 from copilot.evolution.strategies import Strategy
 from copilot.tasks.model import Task
+
+log = logging.getLogger(__name__)
 
 TOOLS_HELP = """\
 ## Tools
@@ -177,8 +180,8 @@ class LLMAgent:
             tier = getattr(self.evaluator, "correctness_cases", None)
             try:
                 cases += list(tier(task)) if tier else []
-            except Exception:           # an evaluator without a tier: the task's own cases
-                pass
+            except Exception as exc:    # labels only: without the tier, the task's own cases are named
+                log.debug("no correctness tier to label cases of %s: %s", task.name, exc)
             labels = self._labels[task.name] = {
                 str(c.id): c.label() + "".join(f" {k}={v}" for k, v in c.attrs.items()) for c in cases}
         return labels.get(str(cid), f"case {cid}")
