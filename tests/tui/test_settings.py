@@ -42,12 +42,12 @@ async def test_a_bad_value_on_the_settings_screen_is_named_and_nothing_is_saved(
     path = tmp_path / "config" / "settings.yaml"
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_settings(pilot)
-        screen.query_one("#rounds").value = "0"
+        screen.query_one("#rounds").value = "-1"
         await pilot.click("#save")
         await pilot.pause()
         assert isinstance(app.screen, SettingsScreen)                  # still open
         error = str(screen.query_one("#settings-error").render())
-        assert error.startswith("rounds: ") and "(got 0)" in error
+        assert error.startswith("rounds: ") and "(got -1)" in error
         screen.query_one("#rounds").value = "three"
         save = screen.query_one("#save")
         while save.has_class("-active"):      # a Button ignores presses during its press effect
@@ -99,7 +99,7 @@ def test_an_unknown_theme_is_one_line_naming_its_source(tmp_path):
 
 @pytest.mark.parametrize("argv, env, expected", [
     (["tui"], {"CANNPILOT_CHIP": "910X"}, "cannpilot: error: CANNPILOT_CHIP: `chip`: unknown chip '910X'"),
-    (["tui", "--rounds", "0"], {}, "cannpilot: error: --rounds: "),
+    (["tui", "--rounds", "-1"], {}, "cannpilot: error: --rounds: "),
     (["run", "--task", "relu", "--variants", "0"], {}, "cannpilot: error: --variants: "),
     (["run", "--task", "relu"], {"CANNPILOT_ROUNDS": "many"}, "cannpilot: error: CANNPILOT_ROUNDS: `rounds`"),
 ])
