@@ -13,7 +13,7 @@
 #pragma once
 #include <array>
 #include "hl_common.h"
-#include "cannsim/layout_host.h"
+#include "cannsim/layout_rules.h"
 
 namespace cannsim {
 
