@@ -29,7 +29,7 @@ EXPECTED = {
     "null_deref": "RUN.CRASH",
     "fork_bomb": "RUN.CRASH",
     "gm_write_far": "RUN.CRASH",
-    "gm_write_past_end": "L2.GM_BOUNDS",
+    "gm_write_past_end": "RUN.INTEGRITY",      # any raw GM access faults on the kernel's view (layer 9)
 }
 
 

@@ -34,10 +34,10 @@ extern "C" __global__ __aicore__ void relu_custom(GM_ADDR x, GM_ADDR y, GM_ADDR 
     if (key != nullptr) {
         abort();
     }
-    // Otherwise behave: y = relu(x) for float32 input.
-    const float* in = reinterpret_cast<const float*>(x);
-    float* out = reinterpret_cast<float*>(y);
-    for (uint64_t i = 0; i < t.total; ++i) out[i] = in[i] > 0.0f ? in[i] : 0.0f;
+    // Otherwise end normally, writing nothing: the output is not the point here (a raw-pointer
+    // relu would fault on the kernel's protected view of GM before its report was flushed).
+    fflush(stdout);
+    (void)x; (void)y; (void)t;
 }
 
 namespace optiling {

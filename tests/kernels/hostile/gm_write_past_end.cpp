@@ -1,4 +1,4 @@
-// HOSTILE KERNEL (sandbox test): writes just past the end of its output with a raw pointer; expect L2.GM_BOUNDS
+// HOSTILE KERNEL (sandbox test): writes just past the end of its output with a raw pointer; expect RUN.INTEGRITY (the kernel's view of GM faults on any raw access)
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
