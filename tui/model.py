@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from copilot import scoring
-from copilot.costmodel import format_estimate
+from copilot.costmodel import format_band, format_estimate
 from copilot.events import Candidate, Event
 
 # Status words shown next to the marker glyphs: state is never told by colour alone.
@@ -80,6 +80,8 @@ def format_time(time_us: float | None, timing: str, band: float | None = None) -
     if not time_us:
         return "—"
     if timing == "estimate":
+        if time_us >= 1000:             # whole µs: the figure fits the leaderboard with its band
+            return f"{time_us:.0f} µs est." + (f" ({format_band(band)})" if band is not None else "")
         return format_estimate(time_us, band)
     return f"{time_us:.2f} µs meas."
 
@@ -316,15 +318,18 @@ class BoardModel:
             format_time(row.time_us, row.timing, row_band(row)),
             f"{speed:.2f}×" if speed else "—",
             f"{roof:.0%}" if roof and not math.isnan(roof) else "—",
-            self.hap_text(row),
+            self.hap_text(row, band=False),
             " ".join(x for x in (marks(row), self.queued(row.id)) if x) or "",
         )
 
-    def hap_text(self, row: Row) -> str:
-        """CANN-Bench's HAP of a candidate: the mean over its timed cases (estimates on sim)."""
+    def hap_text(self, row: Row, band: bool = True) -> str:
+        """CANN-Bench's HAP of a candidate: the mean over its timed cases (estimates on sim), with
+        its range at the ends of the error band unless `band` is False (the leaderboard's cell)."""
         h = scoring.candidate_hap(row.cases, self.baselines) if self.baselines and row.ranked else None
         if h is None:
             return "—"
+        if not band:
+            return f"{h:.2f}"
         lo_hi = scoring.candidate_hap_band(row.cases, self.baselines)
         if lo_hi and lo_hi[1] - lo_hi[0] >= 0.005:      # the band carried through HAP
             return f"{h:.2f} ({lo_hi[0]:.2f}–{lo_hi[1]:.2f})"

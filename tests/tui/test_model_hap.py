@@ -79,6 +79,7 @@ def test_every_cell_fits_its_column(tmp_path):
     cases = [{"id": k, "role": "performance", "est_us": v, "est_band": 2.41} for k, v in (("3", 1112.75), ("4", 4.0))]
     m.apply(CandidateEvaluated("s", candidate_id="r12-c10", status="passed", cases=cases, time_us=1112.75))
     cells = m.cells(m.rows["r12-c10"])
-    assert "×÷3.41" in cells[[k for _, k in COLUMNS].index("time")]
+    assert cells[[k for _, k in COLUMNS].index("time")] == "1113 µs est. (×÷3.41)"
     for (label, _), text in zip(COLUMNS, cells):
-        assert cell_len(text) <= COLUMN_WIDTHS[label], (label, text)
+        if label != "strategy":          # a long direction name is cut by design (the review shows it whole)
+            assert cell_len(text) <= COLUMN_WIDTHS[label], (label, text)

@@ -16,10 +16,11 @@ _STATUS_ORDER = {"passed": 0, "built": 1, "evaluating": 1, "proposed": 2, "incor
                  "build_failed": 5, "rejected_duplicate": 6, "no_code": 7}
 
 
-# Fixed widths (cells): wide enough for the longest text each column shows, e.g.
-# `1112.75 µs est. (×÷3.41)`, `0.40 (0.18–0.70)`, `broadcast-strategy`, `📌 to pin`.
-COLUMN_WIDTHS = {"rank": 4, "id": 7, "gen": 4, "origin": 8, "strategy": 18, "status": 14, "time": 24,
-                 "speedup": 7, "roof": 5, "HAP": 16, "marks": 11}
+# Fixed widths (cells), so that at 160 columns the marks still show: `185.85 µs est. (×÷2.29)`,
+# `1113 µs est. (×÷3.41)`, `12.34×`, `100%`, `0.40` (its band is in the title line), `📌 to pin`; a long strategy
+# name is cut (the review screen and the code pane's title give it whole).
+COLUMN_WIDTHS = {"rank": 4, "id": 7, "gen": 4, "origin": 8, "strategy": 14, "status": 14, "time": 22,
+                 "speedup": 7, "roof": 4, "HAP": 4, "marks": 11}
 
 
 class LiveCell:
