@@ -28,22 +28,36 @@ def cxx_literal(t: str, v) -> str:
     return repr(float(v)) if t == "float" else str(int(v))
 
 
-def opdef_source(op_type: str, task: str, inputs, outputs, attrs, socs) -> str:
+def dtype_columns(tensors) -> list[tuple[str, ...]]:
+    """The dtype combinations an OpDef lists (column k of every tensor is one combination).
+    Lists of equal length pair up by position, as protos write them (x: [f16, f32], y: [f16, f32]).
+    Otherwise tensors with the same list move together and different lists combine freely:
+    gather's x and y (six dtypes) with its index (int8, int32, int64) are 18 columns, not six."""
+    lists = [tuple(d) for _, d in tensors]
+    if len({len(d) for d in lists}) <= 1:
+        return [tuple(col) for col in zip(*lists)] if lists else []
+    groups = list(dict.fromkeys(lists))             # each distinct list, in proto order
+    combos = [()]
+    for g in groups:
+        combos = [c + (dt,) for c in combos for dt in g]
+    return [tuple(c[groups.index(d)] for d in lists) for c in combos]
+
+
+def opdef_source(op_type: str, task: str, inputs, outputs, attrs, socs, optional=()) -> str:
     """`namespace ops { class <op_type> : public OpDef {...}; OP_ADD(<op_type>); }`; inputs and
-    outputs as (name, dtypes), attrs as (name, proto type, default or None)."""
+    outputs as (name, dtypes), attrs as (name, proto type, default or None); `optional` names the
+    inputs a case may omit."""
     def param(kind: str, name: str, dtypes: tuple[str, ...]) -> str:
         ge = ", ".join(ge_dtypes(dtypes))
         fmt = ", ".join("ge::FORMAT_ND" for _ in dtypes)
-        return (f'        this->{kind}("{name}")\n            .ParamType(REQUIRED)\n'
+        role = "OPTIONAL" if kind == "Input" and name in optional else "REQUIRED"
+        return (f'        this->{kind}("{name}")\n            .ParamType({role})\n'
                 f"            .DataType({{{ge}}})\n            .Format({{{fmt}}})\n"
                 f"            .UnknownShapeFormat({{{fmt}}});\n")
 
-    # Every input/output must list the same number of dtype combinations; a tensor with fewer
-    # dtypes than the widest repeats its first.
-    width = max(len(d) for _, d in list(inputs) + list(outputs))
-    pad = (lambda d: tuple(d) + (d[0],) * (width - len(d)) if len(d) < width else tuple(d))
-    body = "".join(param("Input", n, pad(d)) for n, d in inputs)
-    body += "".join(param("Output", n, pad(d)) for n, d in outputs)
+    tensors = [("Input", n, d) for n, d in inputs] + [("Output", n, d) for n, d in outputs]
+    columns = dtype_columns([(n, d) for _, n, d in tensors])
+    body = "".join(param(kind, n, tuple(col[i] for col in columns)) for i, (kind, n, _) in enumerate(tensors))
     for name, t, default in attrs:
         kind = ATTR_KINDS[t]
         if default is None:
@@ -61,4 +75,5 @@ def task_opdef(task, op_type: str, socs=DEFAULT_SOCS) -> str:
     """The OpDef of `op_type` for `task`'s proto."""
     return opdef_source(op_type, task.name, [(t.name, tuple(t.dtypes)) for t in task.inputs],
                         [(t.name, tuple(t.dtypes)) for t in task.outputs],
-                        [(a.name, a.type, a.default) for a in task.attrs], socs)
+                        [(a.name, a.type, a.default) for a in task.attrs], socs,
+                        optional=tuple(t.name for t in task.inputs if t.optional))

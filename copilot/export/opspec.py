@@ -48,6 +48,7 @@ class OpSpec:
     rules: list[OutputRule] = field(default_factory=list)
     candidate_id: str = ""
     origin: str = ""
+    optional_inputs: tuple[str, ...] = ()         # inputs a case may omit (ParamType OPTIONAL)
 
     @property
     def sha256(self) -> str:
@@ -219,4 +220,5 @@ def op_spec(task, source: str, candidate_id: str = "", origin: str = "") -> OpSp
                   inputs=[(t.name, t.dtypes) for t in task.inputs],
                   outputs=[(t.name, t.dtypes) for t in task.outputs],
                   attrs=[(a.name, a.type, a.default) for a in task.attrs], source=source, parts=parts,
-                  rules=learn_output_rules(task), candidate_id=candidate_id, origin=origin)
+                  rules=learn_output_rules(task), candidate_id=candidate_id, origin=origin,
+                  optional_inputs=tuple(t.name for t in task.inputs if t.optional))

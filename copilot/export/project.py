@@ -51,7 +51,8 @@ def _tiling_header(spec: OpSpec) -> str:
 
 
 def _opdef(spec: OpSpec, socs: list[str]) -> str:
-    return opdef_source(spec.op_type, spec.task, spec.inputs, spec.outputs, spec.attrs, socs)
+    return opdef_source(spec.op_type, spec.task, spec.inputs, spec.outputs, spec.attrs, socs,
+                        optional=spec.optional_inputs)
 
 
 def _host(spec: OpSpec, socs: list[str]) -> str:
