@@ -80,8 +80,9 @@ def format_time(time_us: float | None, timing: str, band: float | None = None) -
     if not time_us:
         return "—"
     if timing == "estimate":
-        if time_us >= 1000:             # whole µs: the figure fits the leaderboard with its band
-            return f"{time_us:.0f} µs est." + (f" ({format_band(band)})" if band is not None else "")
+        if time_us >= 100:              # four significant digits: the figure fits the leaderboard with its band
+            digits = 1 if time_us < 1000 else 0
+            return f"{time_us:.{digits}f} µs est." + (f" ({format_band(band)})" if band is not None else "")
         return format_estimate(time_us, band)
     return f"{time_us:.2f} µs meas."
 

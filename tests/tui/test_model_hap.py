@@ -80,6 +80,10 @@ def test_every_cell_fits_its_column(tmp_path):
     m.apply(CandidateEvaluated("s", candidate_id="r12-c10", status="passed", cases=cases, time_us=1112.75))
     cells = m.cells(m.rows["r12-c10"])
     assert cells[[k for _, k in COLUMNS].index("time")] == "1113 µs est. (×÷3.41)"
+    from tui.model import format_time
+    for t in (99.994, 185.85, 999.9, 12345.0):          # four significant digits keep the band inside
+        assert cell_len(format_time(t, "estimate", 2.29)) <= COLUMN_WIDTHS["time"], t
+    assert format_time(185.85, "estimate", 1.29) == "185.8 µs est. (×÷2.29)"
     for (label, _), text in zip(COLUMNS, cells):
         if label != "strategy":          # a long direction name is cut by design (the review shows it whole)
             assert cell_len(text) <= COLUMN_WIDTHS[label], (label, text)
