@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 
@@ -53,3 +54,30 @@ def test_a_task_the_lowering_cannot_serve_is_infeasible_with_the_reason(tmp_path
     assert "no baseline" in row["reason"] and "cumsum" in row["reason"], row["reason"]
     assert row["candidates"] == 0           # proposals without code never reach the evaluator
     assert json.loads((tmp_path / "report.json").read_text())["complete"] is True
+
+
+class _Log(io.StringIO):
+    def isatty(self):
+        return False
+
+
+def test_progress_in_a_log_names_the_running_case_after_a_quiet_spell():
+    """Not on a terminal: finished operators always get a line; what runs now gets one only after
+    `quiet_s` without output (a slow golden shows it is alive, a fast sweep stays one line per task)."""
+    from copilot.commands.bench_cannbench import Progress
+
+    now = [0.0]
+    log = _Log()
+    progress = Progress(2, stream=log, quiet_s=30.0, clock=lambda: now[0])
+    progress.show("conv: case 1 (1/20)")
+    now[0] = 29.0
+    progress.show("conv: case 2 (2/20)")
+    assert log.getvalue() == ""
+    now[0] = 31.0
+    progress.show("conv: case 3 (3/20)")
+    assert log.getvalue() == "[0/2] running: conv: case 3 (3/20)\n"
+    now[0] = 40.0
+    progress.finish("conv: golden ran on 20/20 cases")
+    now[0] = 60.0
+    progress.show("add: case 1 (1/6)")     # 20 s after the finish line: quiet
+    assert log.getvalue().splitlines()[-1] == "[1/2] conv: golden ran on 20/20 cases"

@@ -21,15 +21,24 @@ from copilot.oracle.precision import STRUCTURAL_CLASSES
 
 class Progress:
     """One line on stderr: a bar over all operators, the operator and case running now.
-    Redrawn in place on a terminal; one line per finished operator otherwise."""
+    Redrawn in place on a terminal. Otherwise (a log, a pipe) one line per finished operator, and a
+    line naming what runs now when nothing was written for `quiet_s` seconds, so a log of a long
+    golden shows it is alive."""
 
-    def __init__(self, total: int, stream=None) -> None:
+    def __init__(self, total: int, stream=None, quiet_s: float = 30.0, clock=time.monotonic) -> None:
         self.total, self.done = total, 0
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
+        self.quiet_s, self.clock = quiet_s, clock
+        self.last_line = clock()
 
     def show(self, what: str) -> None:
         if not self.tty:
+            now = self.clock()
+            if now - self.last_line >= self.quiet_s:
+                self.stream.write(f"[{self.done}/{self.total}] running: {what}\n")
+                self.stream.flush()
+                self.last_line = now
             return
         width = 24
         fill = int(width * self.done / max(self.total, 1))
@@ -42,6 +51,7 @@ class Progress:
             self.stream.write("\r\x1b[K")
         self.stream.write(f"[{self.done}/{self.total}] {line}\n")
         self.stream.flush()
+        self.last_line = self.clock()
 
 
 def case_outcome(c) -> str:
