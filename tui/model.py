@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from copilot import scoring
-from copilot.costmodel import format_band, format_estimate
+from copilot.costmodel import format_estimate
 from copilot.events import Candidate, Event
 
 # Status words shown next to the marker glyphs: state is never told by colour alone.
@@ -80,10 +80,9 @@ def format_time(time_us: float | None, timing: str, band: float | None = None) -
     if not time_us:
         return "—"
     if timing == "estimate":
-        if time_us >= 100:              # four significant digits: the figure fits the leaderboard with its band
-            digits = 1 if time_us < 1000 else 0
-            return f"{time_us:.{digits}f} µs est." + (f" ({format_band(band)})" if band is not None else "")
-        return format_estimate(time_us, band)
+        # four significant digits from 100 µs: the figure fits the leaderboard with its band
+        digits = 2 if time_us < 100 else 1 if time_us < 1000 else 0
+        return format_estimate(time_us, band, digits)
     return f"{time_us:.2f} µs meas."
 
 

@@ -282,9 +282,9 @@ def format_band(band: float) -> str:
     return f"×÷{1.0 + band:.2f}"
 
 
-def format_estimate(time_us: float, band: float | None) -> str:
+def format_estimate(time_us: float, band: float | None, digits: int = 2) -> str:
     """An estimate as shown everywhere: `12.70 µs est. (×÷1.35)`, the band left out when unknown."""
-    return f"{time_us:.2f} µs est." + (f" ({format_band(band)})" if band is not None else "")
+    return f"{time_us:.{digits}f} µs est." + (f" ({format_band(band)})" if band is not None else "")
 
 
 def band_range(time_us: float, band: float | None) -> tuple[float, float]:
