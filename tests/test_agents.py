@@ -139,8 +139,8 @@ async def test_tool_agent_uses_its_tools_in_generation_one(task):
     second = llm.prompts[1].messages[-1]["content"]
     assert "[read_card L2.ALIGN_32B]" in second and "[build] FAILED" in second and "L4.API_SIGNATURE" in second
     third = llm.prompts[2].messages[-1]["content"]
-    assert "[run_quick_cases] status passed" in third and "bottleneck memory" in third
-    assert task.case("2").label() + " scale=2.0: 10.0 us" in third      # the profile names the case
+    assert "[run_quick_cases] status passed" in third and "bound by memory" in third
+    assert task.case("2").label() + " scale=2.0: 10.00 us est." in third      # the profile names the case
 
 
 async def test_authentication_error_ends_the_session_clearly(task, monkeypatch):

@@ -154,8 +154,7 @@ class LLMAgent:
             ev = trace.last
             if name == "build" or not ev.build_ok:
                 return f"[build] {'ok' if ev.build_ok else 'FAILED'}\n" + _diag_lines(ev.diagnostics)
-            cases = "\n".join(f"{self._case_label(task, c['id'])}: {'pass' if c.get('passed') else 'FAIL'} "
-                              f"{c.get('message', '')}" for c in ev.cases if c.get("role") == "correctness")
+            cases = case_results(ev, lambda cid: self._case_label(task, cid), chip)
             return f"[run_quick_cases] status {ev.status}\n{cases}\n" + _diag_lines(ev.diagnostics)
         if name == "show_diagnostics":
             if trace.last is None:
@@ -166,9 +165,8 @@ class LLMAgent:
             perf = [c for c in (ev.cases if ev else []) if c.get("role") == "performance"]
             if not perf:
                 return "[show_pipe_profile] no passing run with a time estimate yet"
-            return "[show_pipe_profile] (estimates)\n" + "\n".join(
-                f"{self._case_label(task, c['id'])}: {c.get('est_us')} us, bottleneck {c.get('bottleneck')}, "
-                f"pipes {c.get('pipes_us')}" for c in perf)
+            return "[show_pipe_profile] (cost-model estimates)\n" + "\n".join(
+                f"{self._case_label(task, c['id'])}: {explain_estimate(c, chip)}" for c in perf if c.get("est_us"))
         return f"[{name}] unknown tool"
 
     def _case_label(self, task: Task, cid) -> str:
@@ -214,8 +212,9 @@ class LLMAgent:
             if direction is None:       # generation 1: the golden's own ops still need their cards
                 extra = op_cards(task, slice_.ids, chip)
                 knowledge += ("\n" + extra) if extra else ""
-            reply = await self._ask(prompts.repair_prompt(task, trace.code, diags, failure, knowledge, direction),
-                                    "repair", "cake", round_)
+            results = case_results(ev, lambda cid: self._case_label(task, cid), chip)
+            reply = await self._ask(prompts.repair_prompt(task, trace.code, diags, failure, knowledge, direction,
+                                                          results), "repair", "cake", round_)
             fixed = self._extract(reply, trace.code)
             if fixed is None or fixed == trace.code:
                 trace.notes.append(f"{mode}: repair reply had no usable change")
@@ -261,12 +260,72 @@ class LLMAgent:
 
 
 def _failure_class(ev: Evaluation, label=lambda cid: f"case {cid}") -> str:
-    """The first failing case, named with its shapes and attrs, its class and the judge's message."""
+    """The first failing case, named with its shapes and attrs, its kind (a performance case says
+    how it was judged), its class and the judge's message."""
     for c in ev.cases:
-        if c.get("failure_class") or c.get("passed") is False:
-            return (f"wrong results on {label(c.get('id'))}: {c.get('failure_class') or ev.status} — "
+        if c.get("passed") is False or (c.get("failure_class") and c.get("passed") is not None):
+            return (f"wrong results on {label(c.get('id'))}{_kind(c)}: {c.get('failure_class') or ev.status} — "
                     f"{c.get('message', '')}")
     return f"run failed ({ev.status})"
+
+
+def _kind(c: dict) -> str:
+    if c.get("role") != "performance":
+        return ""
+    how = c.get("judged")
+    return " (performance case, " + ("not judged: no oracle fits" if how is False else f"judged on {how}") + ")"
+
+
+def case_results(ev: Evaluation, label=lambda cid: f"case {cid}", chip: str = "910B2") -> str:
+    """Every case the evaluation ran, in order, each with its shapes, its kind, pass/FAIL and the
+    judge's message (the first mismatch), the estimate of a timed case explained; then why the
+    status is what it is when no listed case failed, and that the cases after a failure did not run."""
+    lines = []
+    for c in ev.cases:
+        state = "pass" if c.get("passed") else "FAIL" if c.get("passed") is False else "not judged"
+        msg = c.get("message") or ""
+        est = f" — {explain_estimate(c, chip)}" if c.get("est_us") else ""
+        lines.append(f"{label(c.get('id'))}{_kind(c)}: {state}{' ' + msg if msg else ''}{est}")
+    failed = any(c.get("passed") is False for c in ev.cases)
+    if ev.status != "passed":
+        if not failed:
+            lines.append(f"(status {ev.status}: no listed case failed its values; the diagnostics below decide)")
+        else:
+            lines.append("(the evaluation stops at the first failing case: later cases did not run)")
+    return "\n".join(lines) or "(no case ran)"
+
+
+TOP_INSTRUCTIONS = 4
+
+
+def explain_estimate(c: dict, chip: str = "910B2") -> str:
+    """Why a performance case's estimate is what it is: the time, the cores, the slowest core's
+    busy time per pipe and the bound, the roofline, and the vector instructions that cost most."""
+    from copilot.costmodel import cost_params
+
+    pipes = c.get("pipes_us") or {}
+    parts = [f"{c['est_us']:.2f} us est."]
+    if c.get("block_dim"):
+        parts.append(f"on {c['block_dim']} cores (the slowest core's time + launch)")
+    busy = ", ".join(f"{k} {v:.1f}" for k, v in sorted(pipes.items(), key=lambda kv: -kv[1]) if v > 0)
+    if busy:
+        parts.append(f"slowest core busy per pipe (us): {busy}"
+                     + (f", its HBM share {c['hbm_us']:.1f}" if c.get("hbm_us") else ""))
+    if c.get("bottleneck"):
+        parts.append(f"bound by {c['bottleneck']}")
+    if c.get("t_hw_us"):
+        parts.append(f"roofline {c['t_hw_us']:.2f} us ({c['t_hw_us'] / c['est_us']:.0%} of it)")
+    counts = c.get("vector_counts") or {}
+    if counts:
+        weights = cost_params(chip).vector_weights()
+
+        def cost(item):         # repeats x weight: the vector cycles an instruction kind takes
+            api, (n, reps) = item[0], item[1]
+            return reps * weights.get(api, weights.get(api.split(".")[0], 1.0))
+        top = sorted(counts.items(), key=cost, reverse=True)[:TOP_INSTRUCTIONS]
+        parts.append("top vector work: " + ", ".join(f"{api} {int(v[0])} instr / {int(v[1])} repeats"
+                                                    for api, v in top))
+    return "; ".join(parts)
 
 
 def _with_cards(diags: list[dict]) -> list[dict]:

@@ -176,7 +176,7 @@ def inspirations_section(inspirations: list[Inspiration], parent: Candidate | No
 
 
 def repair_prompt(task: Task, code: str, diagnostics: list[dict], failure: str, knowledge_text: str,
-                  direction: Strategy | None = None) -> list[dict]:
+                  direction: Strategy | None = None, results: str = "") -> list[dict]:
     """Repair: the exemplar and the cards of the failure's constraints, the failing code, the errors;
     for a variant, the direction it follows, which the fix keeps."""
     lines = []
@@ -186,6 +186,7 @@ def repair_prompt(task: Task, code: str, diagnostics: list[dict], failure: str, 
     return messages("repair", "## Knowledge\n" + knowledge_text, "## Task\n" + task_statement(task),
                     f"## The kernel\n```cpp\n{code}\n```",
                     f"## What failed ({failure})\n" + ("\n".join(lines) or "(no diagnostics)"),
+                    ("## Case results (every case that ran)\n" + results) if results else "",
                     (f"## The variant's direction: {direction.id}\n{direction.text}\nKeep to it: fix the "
                      "failure without undoing the direction.") if direction else "",
                     "## Output\n" + contract(task))

@@ -15,8 +15,11 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import shutil
+import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +64,67 @@ class _Ref:
     ref: object
 
 
+# A case whose inputs and references take more bytes than this is kept on disk between uses.
+REF_MEMORY_BYTES = 32 << 20
+
+
+def _nbytes(obj) -> int:
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, (list, tuple)):
+        return sum(_nbytes(x) for x in obj)
+    return 0
+
+
+class _RefStore:
+    """The inputs and oracle references of a session's cases, computed once and reused by every
+    candidate (they do not change). Small cases stay in memory; a large one (performance cases of
+    up to 68M elements, whose fp64 oracle alone is 0.5 GB) is written to a private directory and
+    mapped back from it for each use, so the process holds only the cases being run and its RSS
+    stays bounded by the largest case instead of growing with the task."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.dir: Path | None = None
+        self.memory: dict[tuple, _Ref] = {}
+        self.disk: dict[tuple, Path] = {}
+        self.locks: dict[tuple, threading.Lock] = {}
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple, compute) -> _Ref:
+        import torch
+
+        with self.lock:
+            lock = self.locks.setdefault(key, threading.Lock())
+        with lock:          # one computation per case, even with two evaluations at once
+            with self.lock:
+                hit, path = self.memory.get(key), self.disk.get(key)
+            if hit is not None:
+                return hit
+            if path is not None:
+                return torch.load(path, mmap=True, weights_only=False)
+            r = compute()
+            if _nbytes(r.inputs) + _nbytes(r.ref.oracle) + _nbytes(r.ref.bench) <= REF_MEMORY_BYTES:
+                with self.lock:
+                    self.memory[key] = r
+                return r
+            path = self._spill_dir() / f"{len(self.disk)}.pt"
+            torch.save(r, path)
+            with self.lock:
+                self.disk[key] = path
+            return r
+
+    def _spill_dir(self) -> Path:
+        with self.lock:
+            if self.dir is None:
+                self.root.mkdir(parents=True, exist_ok=True)
+                self.dir = Path(tempfile.mkdtemp(prefix="refs-", dir=self.root))
+                weakref.finalize(self, shutil.rmtree, self.dir, True)
+            return self.dir
+
+
 # Dtype combinations of one candidate compiled at once (the machine has two cores).
 BUILD_WORKERS = 2
 
@@ -82,7 +146,7 @@ class SimEvaluator:
         self.workdir = Path(workdir or cache_dir() / "candidates")
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._cache: dict[str, Evaluation] = {}
-        self._refs: dict[tuple[str, str, int], _Ref] = {}
+        self._refs = _RefStore(self.workdir)
         self._tiers: dict[str, list[Case]] = {}
         self._lock = threading.Lock()
 
@@ -222,16 +286,14 @@ class SimEvaluator:
         from copilot.oracle import make_inputs, reference
 
         seed = self.seed if seed is None else seed
-        k = (task.name, case.id, seed)
-        with self._lock:
-            hit = self._refs.get(k)
-        if hit is None:
+
+        def compute() -> _Ref:
             inputs = make_inputs(task, case, seed)
-            hit = _Ref(inputs, reference(task, case, inputs))
-            if seed == self.seed:       # the re-validation's fresh inputs are used once
-                with self._lock:
-                    self._refs[k] = hit
-        return hit
+            return _Ref(inputs, reference(task, case, inputs))
+
+        if seed != self.seed:           # the re-validation's fresh inputs are used once
+            return compute()
+        return self._refs.get((task.name, case.id, seed), compute)
 
     def _time_case(self, task: Task, case: Case, builds: dict, path: Path, full: bool = False,
                    seed: int | None = None):
@@ -252,11 +314,9 @@ class SimEvaluator:
             est = estimate_case(b, task, case, self.chip, outs)
             if est is None:
                 return None
-            return est.time_us, est.roofline_fraction, {"bottleneck": est.bottleneck, "pipes_us": est.pipes_us,
-                                                         "t_hw_us": est.t_hw_us, "timing": "estimate", "est_band": est.band,
-                                                         "judged": False}
-        judged = "full" if full else "sampled blocks"
+            return est.time_us, est.roofline_fraction, _estimate_row(est, False)
         t = timed_case(b, task, case, self.chip, r.inputs, r.ref, full=full)
+        judged = "full" if t.full else "sampled blocks"
         if not t.passed:
             row = {"id": case.id, "role": "performance", "passed": False, "message": t.message, "judged": judged}
             return Evaluation("crashed" if t.crashed else "incorrect", cases=[row],
@@ -264,9 +324,7 @@ class SimEvaluator:
         est = t.estimate
         if est is None:
             return None
-        return est.time_us, est.roofline_fraction, {"bottleneck": est.bottleneck, "pipes_us": est.pipes_us,
-                                                     "t_hw_us": est.t_hw_us, "timing": "estimate", "est_band": est.band,
-                                                     "judged": judged}
+        return est.time_us, est.roofline_fraction, _estimate_row(est, judged)
 
     def confirm(self, task: Task, candidate: Candidate) -> Evaluation:
         """The winner's re-validation before it is exported or reported as best (the benchmark's
@@ -312,6 +370,14 @@ class SimEvaluator:
 
 # The re-validation draws its inputs with the session's seed plus this (fresh values, reproducible).
 REVALIDATION_SEED = 7919
+
+
+def _estimate_row(est, judged) -> dict:
+    """A performance case's estimate as its row carries it: the figures that explain the time (the
+    slowest core's pipes and vector work, the cores, the roofline) and how the case was judged."""
+    return {"bottleneck": est.bottleneck, "pipes_us": est.pipes_us, "t_hw_us": est.t_hw_us, "timing": "estimate",
+            "est_band": est.band, "judged": judged, "block_dim": est.block_dim, "hbm_us": est.hbm_us,
+            "vector_counts": est.vector_counts}
 
 
 def _demoted(ev: Evaluation, reason: str) -> Evaluation:

@@ -5,11 +5,16 @@ A performance case runs the first, middle and last blocks with real inputs and t
 one). The launcher poisons every output byte (0xFF) before the blocks run; the elements the
 sampled blocks wrote are those no longer all-0xFF, and those are compared with the oracle. Too few
 written elements (less than half the sampled blocks' share) is a failure too.
+
+A kernel whose blocks depend on each other (atomic accumulation into GM, SyncAll-ordered phases,
+block-to-block signals) writes, in a sampled run, values that need the blocks that did not run:
+its performance run is judged in full (every block) instead.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import torch
@@ -17,6 +22,23 @@ import torch
 from copilot.diagnostics import Diagnostic
 
 POISON = 0xFF
+
+# Cross-block work: a block's output depends on what other blocks computed or wrote.
+_CROSS_BLOCK = re.compile(r"\b(SetAtomic(Add|Max|Min|Type)|SyncAll|IBSet|IBWait|NotifyNextBlock|WaitPreBlock)\b")
+
+
+def crosses_blocks(build) -> bool:
+    """True when the kernel's source synchronises or accumulates across blocks (comments aside),
+    so that three sampled blocks cannot reproduce its outputs. Hiding such a call only makes the
+    sampled judge fail the kernel: it cannot make a wrong kernel pass."""
+    from copilot.backends.sim.units import strip_comments
+
+    path = getattr(build, "source_path", None)
+    try:
+        src = path.read_text(encoding="utf-8", errors="replace") if path else ""
+    except OSError:
+        return False
+    return bool(_CROSS_BLOCK.search(strip_comments(src)))
 
 
 def written_mask(t: torch.Tensor) -> np.ndarray:
@@ -84,30 +106,36 @@ class TimedCase:
     estimate: object | None              # the cost model's Estimate with its roofline, when passed
     diagnostics: list[Diagnostic]
     crashed: bool                        # a RUN failure (timeout, crash, memory), not wrong values
+    full: bool = False                   # every block ran (asked for, or a cross-block kernel)
 
 
 def timed_case(build, task, case, chip: str, inputs, ref, full: bool = False) -> TimedCase:
-    """Time one case and judge the same run: the sampled blocks (every block when `full`) on real
-    inputs with the cost model on, their written elements compared with the oracle."""
+    """Time one case and judge the same run: the sampled blocks (every block when `full`, or when
+    the kernel works across blocks) on real inputs with the cost model on, their written elements
+    compared with the oracle."""
     from copilot.backends import sim
     from copilot.chips import load_chip
     from copilot.costmodel import with_roofline
     from copilot.costmodel.estimate import case_roofline
     from copilot.oracle import judge_case
 
+    widened = not full and crosses_blocks(build)
+    full = full or widened
     run = sim.run(build, task, case, inputs, outputs=ref.outputs, chip=chip, sample_blocks=not full)
     errors = [d for d in run.diagnostics if d.is_error]
     if full:
         v = judge_case(task, ref, run.outputs, inputs=inputs, case=case)
         passed, message, extra = bool(v.passed), v.message, []
+        if widened:
+            message = f"every block (the kernel works across blocks): {message}"
     else:
         passed, message, extra = judge_sampled(task, ref, run.outputs, inputs, case, run)
     diags = list(run.diagnostics) + extra
     if errors or not passed:
         ids = ", ".join(dict.fromkeys(d.id for d in errors + extra))
         return TimedCase(False, f"{message}" + (f" (errors: {ids})" if ids else ""), None, diags,
-                         any(d.id.startswith("RUN.") and d.id != "RUN.INTEGRITY" for d in errors))
+                         any(d.id.startswith("RUN.") and d.id != "RUN.INTEGRITY" for d in errors), full)
     est = run.extra.get("estimate")
     if est is not None:
         est = with_roofline(est, *case_roofline(task, case, ref.outputs, load_chip(chip)))
-    return TimedCase(True, message, est, diags, False)
+    return TimedCase(True, message, est, diags, False, full)

@@ -1,0 +1,122 @@
+"""What the agents tell the model about an evaluation: every case that ran (a failing performance
+case too, with how it was judged), each estimate explained, and kernels that work across blocks
+judged on a full run rather than on sampled blocks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copilot.agents import prompts
+from copilot.agents.llm import LLMAgent, case_results, explain_estimate
+from copilot.evolution import Evaluation
+from copilot.tasks import load_task
+from tests.fakes.fake_llm import ScriptedLLM
+
+REPO = Path(__file__).resolve().parents[1]
+CANNBENCH = REPO.parent / "shared" / "cannbench"
+
+PERF_ROW = {"id": "4", "role": "performance", "est_us": 31200.0, "bottleneck": "memory", "block_dim": 40,
+            "pipes_us": {"MTE2": 30100.0, "V": 2000.0, "S": 500.0, "MTE3": 0.0}, "hbm_us": 12000.0,
+            "t_hw_us": 1200.0, "judged": "sampled blocks",
+            "vector_counts": {"Add.b32": [10, 100], "Exp.b32": [10, 100], "Gather.b32": [5, 4000]}}
+
+
+def _incorrect_on_a_performance_case() -> Evaluation:
+    return Evaluation("incorrect", cases=[
+        {"id": "1", "role": "correctness", "passed": True, "message": "pass: MERE 0"},
+        {"id": "2q", "role": "correctness", "passed": True, "message": "pass: MERE 0"},
+        {"id": "6", "role": "performance", "passed": False, "judged": "sampled blocks",
+         "message": "1048576 of 2949120 elements differ (exact); first at (3, 7): got 5, expected 9"}])
+
+
+def test_case_results_name_a_failing_performance_case_with_its_first_mismatch():
+    text = case_results(_incorrect_on_a_performance_case(), lambda cid: f"case {cid}: 8192x4096 int32")
+    lines = text.splitlines()
+    assert lines[0].startswith("case 1: 8192x4096 int32: pass")
+    fail = next(x for x in lines if x.startswith("case 6"))
+    assert "(performance case, judged on sampled blocks): FAIL" in fail
+    assert "first at (3, 7): got 5, expected 9" in fail
+    assert "later cases did not run" in lines[-1]
+
+
+def test_a_status_without_a_failing_case_says_the_diagnostics_decide():
+    ev = Evaluation("incorrect", cases=[{"id": "1", "role": "correctness", "passed": True, "message": "pass"}],
+                    diagnostics=[{"id": "L2.SYNC_MISSING", "severity": "error", "line": 9, "message": "x"}])
+    assert "no listed case failed its values; the diagnostics below decide" in case_results(ev)
+
+
+def test_an_estimate_is_explained_by_cores_pipes_bound_roofline_and_instructions():
+    text = explain_estimate(PERF_ROW)
+    assert text.startswith("31200.00 us est.") and "on 40 cores" in text
+    assert "MTE2 30100.0, V 2000.0, S 500.0" in text and "MTE3" not in text   # busiest first, idle left out
+    assert "HBM share 12000.0" in text and "bound by memory" in text and "roofline 1200.00 us (4% of it)" in text
+    # the costliest vector work first (repeats x the model's weight), at most four kinds
+    assert text.index("Gather.b32 5 instr / 4000 repeats") < text.index("Exp.b32") < text.index("Add.b32")
+
+
+async def test_the_tool_and_the_repair_prompt_list_the_failing_performance_case(task_dir):
+    task = load_task(task_dir)
+
+    class Ev:
+        async def evaluate(self, task, c):
+            return _incorrect_on_a_performance_case()
+
+    code = '```cpp\nextern "C" __global__ __aicore__ void scaled_tanh_custom(GM_ADDR x) {}\n```'
+    fixed = code.replace("{}", "{ }")
+    llm = ScriptedLLM([code + "\nTOOL run_quick_cases", "DONE", fixed, fixed])
+    agent = LLMAgent(llm, Ev(), session="t", use_lowering=False)
+    await agent.baseline(task, "910B2")
+    tool = llm.prompts[1].messages[-1]["content"]
+    assert "[run_quick_cases] status incorrect" in tool
+    assert "(performance case, judged on sampled blocks): FAIL 1048576 of 2949120" in tool
+    repair = llm.prompts[2].messages[-1]["content"]
+    assert "## Case results (every case that ran)" in repair and "got 5, expected 9" in repair
+    assert "wrong results on" in repair and "(performance case, judged on sampled blocks)" in repair
+
+
+def test_repair_prompt_without_results_has_no_results_section(task_dir):
+    msgs = prompts.repair_prompt(load_task(task_dir), "int k;", [], "build failed", "K")
+    assert "## Case results" not in msgs[-1]["content"]
+
+
+def test_cross_block_calls_are_found_in_code_not_in_comments(tmp_path):
+    from copilot.backends.base import Build
+    from copilot.backends.sim.integrity import crosses_blocks
+
+    def build(src):
+        p = tmp_path / f"k{abs(hash(src))}.cpp"
+        p.write_text(src)
+        return Build(True, [], source_path=p)
+
+    assert not crosses_blocks(build("// every core ends with SyncAll() in the two-stage variant\nint x;"))
+    assert crosses_blocks(build("void f() { AscendC::SyncAll(); }"))
+    assert crosses_blocks(build("void f() { SetAtomicAdd<float>(); }"))
+    assert not crosses_blocks(Build(True, []))
+
+
+def test_a_scatter_that_syncs_its_cores_is_judged_on_a_full_run():
+    """A relay session's scatter kernel (copy, SyncAll, scatter): on sampled blocks the copies of
+    the blocks that ran miss the scatters of those that did not, so its values look wrong; every
+    block run gives the golden's."""
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"CANN-Bench not found at {CANNBENCH}")
+    from copilot.backends import sim
+    from copilot.backends.sim import integrity
+    from copilot.costmodel.estimate import output_shapes
+    from copilot.oracle import make_inputs, reference
+
+    task = load_task(CANNBENCH / "tasks" / "level2" / "scatter")
+    case = task.case("9")                   # 1537x769 float32, reduce add, 48 blocks
+    src = REPO / "bench" / "results" / "llm" / "h-scatter" / "gen1.cpp"
+    b = sim.build(src, task, list(case.dtypes) + [o.dtype for o in output_shapes(task, case)], "910B2")
+    assert b.ok
+    inputs = make_inputs(task, case, 0)
+    ref = reference(task, case, inputs)
+    t = integrity.timed_case(b, task, case, "910B2", inputs, ref)
+    assert t.full and t.passed and t.estimate is not None, t.message
+    sampled = integrity.judge_sampled  # the sampled judge on the same kernel fails it
+    run = sim.run(b, task, case, inputs, outputs=ref.outputs, chip="910B2", sample_blocks=True)
+    ok, msg, _ = sampled(task, ref, run.outputs, inputs, case, run)
+    assert not ok and "normal region" in msg
