@@ -15,8 +15,11 @@ from __future__ import annotations
 import asyncio
 import math
 import re
+import shutil
+import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +64,67 @@ class _Ref:
     ref: object
 
 
+# A case whose inputs and references take more bytes than this is kept on disk between uses.
+REF_MEMORY_BYTES = 32 << 20
+
+
+def _nbytes(obj) -> int:
+    import torch
+
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, (list, tuple)):
+        return sum(_nbytes(x) for x in obj)
+    return 0
+
+
+class _RefStore:
+    """The inputs and oracle references of a session's cases, computed once and reused by every
+    candidate (they do not change). Small cases stay in memory; a large one (performance cases of
+    up to 68M elements, whose fp64 oracle alone is 0.5 GB) is written to a private directory and
+    mapped back from it for each use, so the process holds only the cases being run and its RSS
+    stays bounded by the largest case instead of growing with the task."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.dir: Path | None = None
+        self.memory: dict[tuple, _Ref] = {}
+        self.disk: dict[tuple, Path] = {}
+        self.locks: dict[tuple, threading.Lock] = {}
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple, compute) -> _Ref:
+        import torch
+
+        with self.lock:
+            lock = self.locks.setdefault(key, threading.Lock())
+        with lock:          # one computation per case, even with two evaluations at once
+            with self.lock:
+                hit, path = self.memory.get(key), self.disk.get(key)
+            if hit is not None:
+                return hit
+            if path is not None:
+                return torch.load(path, mmap=True, weights_only=False)
+            r = compute()
+            if _nbytes(r.inputs) + _nbytes(r.ref.oracle) + _nbytes(r.ref.bench) <= REF_MEMORY_BYTES:
+                with self.lock:
+                    self.memory[key] = r
+                return r
+            path = self._spill_dir() / f"{len(self.disk)}.pt"
+            torch.save(r, path)
+            with self.lock:
+                self.disk[key] = path
+            return r
+
+    def _spill_dir(self) -> Path:
+        with self.lock:
+            if self.dir is None:
+                self.root.mkdir(parents=True, exist_ok=True)
+                self.dir = Path(tempfile.mkdtemp(prefix="refs-", dir=self.root))
+                weakref.finalize(self, shutil.rmtree, self.dir, True)
+            return self.dir
+
+
 # Dtype combinations of one candidate compiled at once (the machine has two cores).
 BUILD_WORKERS = 2
 
@@ -82,7 +146,7 @@ class SimEvaluator:
         self.workdir = Path(workdir or cache_dir() / "candidates")
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._cache: dict[str, Evaluation] = {}
-        self._refs: dict[tuple[str, str, int], _Ref] = {}
+        self._refs = _RefStore(self.workdir)
         self._tiers: dict[str, list[Case]] = {}
         self._lock = threading.Lock()
 
@@ -222,16 +286,14 @@ class SimEvaluator:
         from copilot.oracle import make_inputs, reference
 
         seed = self.seed if seed is None else seed
-        k = (task.name, case.id, seed)
-        with self._lock:
-            hit = self._refs.get(k)
-        if hit is None:
+
+        def compute() -> _Ref:
             inputs = make_inputs(task, case, seed)
-            hit = _Ref(inputs, reference(task, case, inputs))
-            if seed == self.seed:       # the re-validation's fresh inputs are used once
-                with self._lock:
-                    self._refs[k] = hit
-        return hit
+            return _Ref(inputs, reference(task, case, inputs))
+
+        if seed != self.seed:           # the re-validation's fresh inputs are used once
+            return compute()
+        return self._refs.get((task.name, case.id, seed), compute)
 
     def _time_case(self, task: Task, case: Case, builds: dict, path: Path, full: bool = False,
                    seed: int | None = None):
