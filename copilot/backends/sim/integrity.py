@@ -45,6 +45,8 @@ def written_mask(t: torch.Tensor) -> np.ndarray:
     """Per element of `t` (flattened): True where the kernel wrote it (not all bytes 0xFF)."""
     raw = t.detach().contiguous().view(-1)
     raw = (raw.view(torch.int16) if raw.dtype == torch.bfloat16 else raw).numpy()
+    if raw.itemsize in (1, 2, 4, 8):       # every byte 0xFF is the integer -1 of the element's width
+        return raw.view(np.dtype(f"i{raw.itemsize}")) != -1
     b = raw.view(np.uint8).reshape(raw.size, raw.itemsize)
     return ~np.all(b == POISON, axis=1)
 
