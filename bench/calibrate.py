@@ -15,17 +15,29 @@ Eligible cases: the vendor baseline is ONE kernel (`×1`, a single name) and its
 measurement, not the placeholder max(10·t_hw, 10 µs) the metadata uses where none was usable (or
 where the measurement was capped to it). Every other case is listed with its reason.
 
-Our kernel is the lowering agent's output for the task (`cannpilot lower --task DIR --chip CHIP`),
-written to bench/results/calibration/kernels/<chip>/ when absent and reused from there (generated
-files, not committed: a fresh sweep times the lowering of its day).
+Our kernel for an operator is the best one we have written the way the vendor's is (all cores,
+double buffering, 512-byte aligned slices, one pass where the vendor does one): the hand-written
+calibration kernel `bench/calibration_kernels/<op>.cpp` where there is one and it passed
+`check --cases all` on the public task for the chip (`calibrate.py check-kernels`, verdicts in
+bench/results/calibration/kernel-checks-<chip>.json), else the lowering agent's output
+(`cannpilot lower --task DIR --chip CHIP`, written to bench/results/calibration/kernels/<chip>/ when
+absent and reused from there: generated files, not committed). Every cached case names its kernel.
+A kernel slower than the vendor's for the same operator would otherwise read as a model error.
+
+The sweep also times each case a second time with no DMA latency: the difference is how many
+latencies lie on the case's critical path, so the fit can move `dma_latency_us` (small cases are
+made of launch, latency and a short stream).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import dataclasses
 import json
 import math
+import os
 import re
 import statistics
 import sys
@@ -36,6 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 CANNBENCH = REPO.parent / "shared" / "cannbench"
 OUT = REPO / "bench" / "results" / "calibration"
 # The public tasks the lowering agent lowers (docs/results.md, issue 16).
+CAL_KERNELS = REPO / "bench" / "calibration_kernels"
 TASKS = ["level1/exp", "level1/sigmoid", "level1/gelu", "level1/mish", "level1/swi_glu", "level1/masked_scale",
          "level2/softmax", "level2/rms_norm", "level2/group_norm", "level2/dynamic_quant", "level2/apply_adam_w",
          "level3/add_rms_norm_dynamic_quant"]
@@ -92,6 +105,35 @@ def public_cases(chip: str, tasks: list[str]) -> list[dict]:
     return rows
 
 
+def kernel_checks(chip: str) -> dict:
+    """{"<op>": {"passed": bool, ...}}: the calibration kernels' `check --cases all` verdicts on a chip."""
+    path = OUT / f"kernel-checks-{chip.lower()}.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def kernel_for(op: str, chip: str) -> tuple[Path, str]:
+    """(kernel file, which) for an operator on a chip: the calibration kernel where it passed its
+    public task on this chip, else the lowering agent's output (written when absent)."""
+    cal = CAL_KERNELS / f"{op}.cpp"
+    if cal.is_file() and kernel_checks(chip).get(op, {}).get("passed"):
+        return cal, "calibration"
+    return OUT / "kernels" / chip / f"{op}.cpp", "lowered"
+
+
+@contextlib.contextmanager
+def cost_override(**values):
+    """The chip's cost parameters with some values replaced, for every run started inside (the
+    runner reads `copilot.costmodel.cost_params` at each run)."""
+    import copilot.costmodel as cm
+
+    original = cm.cost_params
+    cm.cost_params = lambda chip: dataclasses.replace(original(chip), **values)
+    try:
+        yield
+    finally:
+        cm.cost_params = original
+
+
 def sweep(args) -> int:
     """Estimate our kernel on every eligible case (count-only) and cache the figures the fit needs."""
     from copilot.backends import sim
@@ -104,24 +146,27 @@ def sweep(args) -> int:
     # one cache file per sweep process (--part), merged by the fit: sweeps can run side by side
     cache_path = OUT / f"counts-{chip.lower()}{'-' + args.part if args.part else ''}.json"
     cache = {} if args.fresh else _cached_counts(chip)
-    kdir = OUT / "kernels" / chip
-    kdir.mkdir(parents=True, exist_ok=True)
+    (OUT / "kernels" / chip).mkdir(parents=True, exist_ok=True)
     tasks = args.tasks.split(",") if args.tasks else TASKS
     rows = public_cases(chip, tasks)
     params = cost_params(chip)
     for t in tasks:
-        todo = [r for r in rows if r["task"] == t and r["excluded"] is None and "est_us" not in cache.get(f"{t}:{r['case']}", {})]
+        op = t.split("/")[1]
+        kernel, which = kernel_for(op, chip)
+        # a case cached with another kernel, or before the latency run, is timed again
+        todo = [r for r in rows if r["task"] == t and r["excluded"] is None
+                and not _fresh(cache.get(f"{t}:{r['case']}", {}), which)]
         if not todo:
             continue
         task = load_task(CANNBENCH / "tasks" / t)
-        kernel = kdir / f"{t.split('/')[1]}.cpp"
         if not kernel.is_file():
             kernel.write_text(lower(task, chip=chip).source)
         builds: dict[tuple, object] = {}
         for r in todo:
             case = task.case(r["case"])
             t0 = time.perf_counter()
-            entry = {"op": r["op"], "case": r["case"], "shapes": [list(s) for s in case.shapes], "dtypes": case.dtypes}
+            entry = {"op": r["op"], "case": r["case"], "shapes": [list(s) for s in case.shapes], "dtypes": case.dtypes,
+                     "kernel": which, "kernel_file": str(kernel.relative_to(REPO))}
             try:
                 outs = output_shapes(task, case)
                 key = tuple(case.dtypes) + tuple(o.dtype for o in outs)
@@ -130,6 +175,9 @@ def sweep(args) -> int:
                 if not builds[key].ok:
                     entry["error"] = "build failed: " + str(getattr(builds[key], "output", ""))[-300:]
                 est = estimate_case(builds[key], task, case, chip, outs) if builds[key].ok else None
+                if est is not None:
+                    with cost_override(dma_latency_us=0.0):
+                        est_l0 = estimate_case(builds[key], task, case, chip, outs)
             except Exception as exc:  # a case the pipeline refuses is recorded, not fatal to the sweep
                 est, entry["error"] = None, f"{type(exc).__name__}: {exc}"[:300]
             if est is None:
@@ -137,15 +185,49 @@ def sweep(args) -> int:
             else:
                 entry.update(est_us=est.time_us, pipes_us=est.pipes_us, hbm_us=est.hbm_us, gm_bytes=est.gm_bytes,
                              bottleneck=est.bottleneck, block_dim=est.block_dim, vector_counts=est.vector_counts,
-                             t_hw_us=est.t_hw_us, roofline_terms=est.roofline_terms)
+                             t_hw_us=est.t_hw_us, roofline_terms=est.roofline_terms, params=_params_dict(params),
+                             # latencies on the critical path: d(estimate) / d(dma_latency_us)
+                             latency_hops=(est.time_us - est_l0.time_us) / params.dma_latency_us
+                             if est_l0 is not None else None)
             entry["seconds"] = round(time.perf_counter() - t0, 2)
             cache[f"{t}:{r['case']}"] = entry
             print(f"{chip} {r['op']:28} {r['case']:>3} est {entry.get('est_us', float('nan')):9.2f} "
-                  f"meas {r['measured_us']:9.2f} {entry.get('bottleneck', entry.get('error', ''))}",
+                  f"meas {r['measured_us']:9.2f} {which:11} {entry.get('bottleneck', entry.get('error', ''))}",
                   file=sys.stderr, flush=True)
             cache_path.write_text(json.dumps(cache, indent=1))
     cache_path.write_text(json.dumps(cache, indent=1))
     (OUT / f"params-used-{chip.lower()}.json").write_text(json.dumps(_params_dict(params), indent=1))
+    return 0
+
+
+def _fresh(entry: dict, which: str) -> bool:
+    """A cached case that needs no new run: timed with the kernel in use now, latency run included."""
+    return "est_us" in entry and entry.get("kernel", "lowered") == which and entry.get("latency_hops") is not None
+
+
+def check_kernels(args) -> int:
+    """`check --cases all` of every calibration kernel on its public task, per chip: the sweep uses
+    a calibration kernel only where it passed (correct on every judged case, an estimate on every
+    performance case). Large cases over CANNPILOT_ORACLE_BUDGET_GB are judged for speed only."""
+    from copilot.backends.sim import check_kernel
+    from copilot.tasks import load_task
+
+    ops = args.ops.split(",") if args.ops else sorted(p.stem for p in CAL_KERNELS.glob("*.cpp"))
+    by_op = {t.split("/")[1]: t for t in TASKS}
+    for chip in args.chips.split(","):
+        verdicts = kernel_checks(chip)
+        for op in ops:
+            t0 = time.perf_counter()
+            task = load_task(CANNBENCH / "tasks" / by_op[op])
+            report = check_kernel(CAL_KERNELS / f"{op}.cpp", task, chip=chip, cases="all")
+            failed = [f"{c.id}: {c.failure_class} {c.message}"[:200] for c in report.cases if not c.passed]
+            verdicts[op] = {"passed": bool(report.compiled and report.correct and not failed),
+                            "compiled": report.compiled, "cases": len(report.cases), "failed": failed,
+                            "seconds": round(time.perf_counter() - t0, 1),
+                            "oracle_budget_gb": os.environ.get("CANNPILOT_ORACLE_BUDGET_GB")}
+            print(f"{chip} {op}: {'passed' if verdicts[op]['passed'] else 'FAILED'} "
+                  f"({len(report.cases)} cases) {failed[:3]}", file=sys.stderr, flush=True)
+            (OUT / f"kernel-checks-{chip.lower()}.json").write_text(json.dumps(verdicts, indent=1, sort_keys=True))
     return 0
 
 
@@ -172,9 +254,13 @@ FIT_APIS = {"Exp", "Ln", "Div", "Divs", "Reciprocal", "Sqrt", "Rsqrt", "Cast", "
             "ReduceSum", "ReduceMax", "ReduceMin", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin",
             "BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "Power", "Tanh", "Sigmoid", "Erf", "Gelu"}
 # Ranges that keep every parameter physical: a launch of a few µs (facts §3.3: launch overhead grows
-# with core count), sustained HBM below the roofline's peak, weights at least the add rate.
-BOUNDS = {"launch_us": (1.5, 12.0), "hbm_gbps": (300.0, None), "vector_issue_cycles": (2.0, 60.0)}
+# with core count), at most the fastest measured kernel of the chip (`launch_ceiling`); sustained
+# HBM below the roofline's peak; a DMA latency under 2 µs; weights at least the add rate.
+BOUNDS = {"launch_us": (0.5, 12.0), "hbm_gbps": (300.0, None), "vector_issue_cycles": (2.0, 60.0),
+          "dma_latency_us": (0.05, 2.0)}
 WEIGHT_BOUNDS = (1.0, 16.0)    # at most 16 cycles per repeat: a multi-pass transcendental, not a loop
+# The prior of each fitted chip parameter: the model's provisional defaults (CostParams).
+PRIOR_PARAMS = {"launch_us": 4.0, "hbm_gbps": 1850.0, "vector_issue_cycles": 12.0, "dma_latency_us": 0.5}
 PRIOR = 0.02        # pull (per parameter, on log scale) toward the prior: unidentified weights stay put
 MIN_SHARE = 0.05    # a weight is fitted only where its API is >= 5 % of some training case's vector time
 
@@ -185,6 +271,10 @@ class Case:
 
     def __init__(self, key: str, entry: dict, meta: dict, p0: dict, w0: dict, cores: int):
         self.key, self.op, self.case = key, entry["op"], entry["case"]
+        self.kernel = entry.get("kernel", "lowered")
+        # latencies on the critical path (the sweep's second run); two (first load, last store) if unknown
+        hops = entry.get("latency_hops")
+        self.hops = 2.0 if hops is None else max(0.0, float(hops))
         self.measured = meta["measured_us"]
         self.t_hw = entry.get("t_hw_us") or 0.0
         self.counts = {k: (float(n), float(r)) for k, (n, r) in (entry.get("vector_counts") or {}).items()}
@@ -221,7 +311,8 @@ class Case:
         pipes = {"S": self.pipes0["S"], "V": v, "MTE2": self.pipes0["MTE2"] * rate0 / rate,
                  "MTE3": self.pipes0["MTE3"] * rate0 / rate}
         hbm = self.hbm0 * self.p0["hbm_gbps"] / p["hbm_gbps"]
-        t = p["launch_us"] + max(max(pipes.values()), hbm) + self.slack
+        slack = max(0.0, self.slack + self.hops * (p["dma_latency_us"] - self.p0["dma_latency_us"]))
+        t = p["launch_us"] + max(max(pipes.values()), hbm) + slack
         t = max(t, self.t_hw)
         return t, classify(pipes, t, p["launch_us"], hbm)
 
@@ -237,19 +328,29 @@ def _load_cases(chip: str) -> tuple[list[Case], dict, dict]:
     p0.pop("bands", None)
     meta = {f"{r['task']}:{r['case']}": r for r in public_cases(chip, TASKS)}
     cores = load_chip(chip).vector_cores
-    cases = [Case(k, e, meta[k], p0, w0, cores) for k, e in cache.items() if "est_us" in e and k in meta]
+    cases = []
+    for k, e in cache.items():
+        if "est_us" not in e or k not in meta:
+            continue
+        pe, we = p0, w0
+        if e.get("params"):             # the parameters this case was swept with
+            pe = dict(e["params"])
+            we = dict(API_WEIGHTS)
+            we.update(pe.pop("weights", {}) or {})
+            pe.pop("bands", None)
+        cases.append(Case(k, e, meta[k], pe, we, cores))
     return cases, p0, w0
 
 
 def _free_weights(cases: list[Case], p0: dict, w0: dict) -> list[str]:
     """Weights the training cases can identify: APIs in FIT_APIS with a real share of vector time in
     at least two operators (a weight only one operator moves would be that operator's fudge factor)."""
-    cyc = p0["clock_ghz"] * 1000.0
     users: dict[str, set] = {}
     for c in cases:
-        v = c.vector_us(p0, w0) or 1e-9
+        cyc = c.p0["clock_ghz"] * 1000.0
+        v = c.vector_us(c.p0, c.w0) or 1e-9
         for k, (n, r) in c.counts.items():
-            if k.rsplit(".", 1)[0] in FIT_APIS and r * Case.weight(k, w0) / cyc >= MIN_SHARE * v:
+            if k.rsplit(".", 1)[0] in FIT_APIS and r * Case.weight(k, c.w0) / cyc >= MIN_SHARE * v:
                 users.setdefault(k, set()).add(c.op)
     return sorted(k for k, ops in users.items() if len(ops) >= 2)
 
@@ -269,19 +370,37 @@ class _Prior:
         return self.w0.get(k, self.w0.get(k.rsplit(".", 1)[0], 1.0))
 
 
-def fit_params(cases: list[Case], p0: dict, w0: dict, rounds: int = 3) -> tuple[dict, dict]:
+def launch_ceiling(chip: str) -> float:
+    """The fastest measured time of any public case on the chip (all 1,060, any operator): no
+    kernel finishes before its launch does, so the launch overhead is at most this."""
+    meta = json.loads((CANNBENCH / "tasks" / "metadata" / CHIPS[chip]).read_text())
+    times = [float(f["baseline_perf_us"]) for ops in meta.values() if isinstance(ops, dict)
+             for cases in ops.values() if isinstance(cases, dict)
+             for f in cases.values() if isinstance(f, dict) and "baseline_perf_us" in f]
+    return min(times)
+
+
+def fit_params(cases: list[Case], p0: dict, w0: dict, rounds: int = 3,
+               launch_max: float | None = None) -> tuple[dict, dict]:
     """Coordinate descent on log scale (golden-section per parameter) of the absolute log ratios
     estimate/measured over the training cases (robust: an operator whose kernel differs from the
     vendor's does not drag the rest), with a weak pull toward the prior."""
+    from copilot.costmodel import API_WEIGHTS
+
     keys = _free_weights(cases, p0, w0)
-    prior = _Prior(w0, keys)
-    p, w = dict(p0), dict(w0)
+    prior = _Prior(API_WEIGHTS, keys)       # the provisional table, not the profile of the sweep
+    p, w = dict(p0), dict(API_WEIGHTS)     # an API not fitted here has its table weight, as in the product
     for k in keys:
         w[k] = prior(k)
     bounds = {k: (lo, hi if hi is not None else p0["hbm_peak_gbps"]) for k, (lo, hi) in BOUNDS.items()}
+    if launch_max is not None:
+        bounds["launch_us"] = (bounds["launch_us"][0], min(bounds["launch_us"][1], launch_max))
+    # the start and the prior: the model's provisional defaults, moved into a narrowed range
+    prior_p = {k: min(max(PRIOR_PARAMS[k], lo), hi) for k, (lo, hi) in bounds.items()}
+    p.update(prior_p)
 
     def f() -> float:
-        return _objective(cases, p, w, p0, prior)
+        return _objective(cases, p, w, prior_p, prior)
 
     coords = [("p", k) for k in BOUNDS] + [("w", k) for k in keys]
     for _ in range(rounds):
@@ -339,26 +458,29 @@ def bands_from(held: list[dict]) -> dict:
 
 
 def fit_chip(chip: str) -> dict:
+    from copilot.costmodel import API_WEIGHTS
+
     cases, p0, w0 = _load_cases(chip)
     ops = sorted({c.op for c in cases})
+    ceiling = launch_ceiling(chip)
     t0 = time.perf_counter()
     held = []
     for op in ops:                          # leave one operator out: fit on the rest, time the held-out one
         train = [c for c in cases if c.op != op]
-        p, wf = fit_params(train, p0, w0)
-        w = dict(w0); w.update(wf)
+        p, wf = fit_params(train, p0, w0, launch_max=ceiling)
+        w = dict(API_WEIGHTS); w.update(wf)
         for c in cases:
             if c.op == op:
                 t, cls = c.timed(p, w)
-                held.append({"op": op, "case": c.case, "est_us": t, "measured_us": c.measured,
+                held.append({"op": op, "case": c.case, "kernel": c.kernel, "est_us": t, "measured_us": c.measured,
                              "ratio": t / c.measured, "bound": cls})
-    p_all, w_all = fit_params(cases, p0, w0)
-    w = dict(w0); w.update(w_all)
+    p_all, w_all = fit_params(cases, p0, w0, launch_max=ceiling)
+    w = dict(API_WEIGHTS); w.update(w_all)
     fitted = []
     for c in cases:
         t, cls = c.timed(p_all, w)
-        fitted.append({"op": c.op, "case": c.case, "est_us": t, "est0_us": c.est0, "measured_us": c.measured,
-                       "ratio": t / c.measured, "bound": cls})
+        fitted.append({"op": c.op, "case": c.case, "kernel": c.kernel, "est_us": t, "est0_us": c.est0,
+                       "measured_us": c.measured, "ratio": t / c.measured, "bound": cls})
     # the same held-out ratios with each operator's own median divided out: how well the model
     # scales across one kernel's cases, apart from how far our kernel is from the vendor's
     op_median = {op: statistics.median([h["ratio"] for h in held if h["op"] == op]) for op in ops}
@@ -366,7 +488,9 @@ def fit_chip(chip: str) -> dict:
     by_class = {cls: _stats([h["ratio"] for h in held if h["bound"] == cls])
                 for cls in sorted({h["bound"] for h in held})}
     return {"chip": chip, "seconds": round(time.perf_counter() - t0, 1), "cases": len(cases), "operators": ops,
-            "prior": {k: p0[k] for k in BOUNDS}, "params": {k: round(p_all[k], 4) for k in BOUNDS},
+            "prior": dict(PRIOR_PARAMS), "launch_ceiling_us": ceiling,
+            "kernels": {op: sorted({c.kernel for c in cases if c.op == op}) for op in ops},
+            "params": {k: round(p_all[k], 4) for k in BOUNDS},
             "weights": {k: round(v, 3) for k, v in w_all.items()},
             "before": _stats([c.est0 / c.measured for c in cases]),
             "fitted_in_sample": _stats([f["ratio"] for f in fitted]),
@@ -469,8 +593,7 @@ def verify(args) -> int:
         task = load_task(CANNBENCH / "tasks" / t)
         case, op = task.case(cid), t.split("/")[1]
         outs = output_shapes(task, case)
-        b = sim.build(OUT / "kernels" / args.chip / f"{op}.cpp", task, list(case.dtypes) + [o.dtype for o in outs],
-                      args.chip)
+        b = sim.build(kernel_for(op, args.chip)[0], task, list(case.dtypes) + [o.dtype for o in outs], args.chip)
         e = estimate_case(b, task, case, args.chip, outs) if b.ok else None
         f = pred.get((op, cid), {})
         rows.append({"op": op, "case": cid, "emulator_us": e.time_us if e else None, "refit_us": f.get("est_us"),
@@ -492,6 +615,9 @@ def main() -> int:
     f = sub.add_parser("fit", help="fit parameters and weights from the cached counts; validate held out")
     f.add_argument("--chips", default="910B2,950PR")
     f.add_argument("--write", action="store_true", help="write the fitted values and bands to the chip profiles")
+    k = sub.add_parser("check-kernels", help="check --cases all of the calibration kernels on their public tasks")
+    k.add_argument("--chips", default="910B2,950PR")
+    k.add_argument("--ops", default="", help="comma-separated operators (default: every calibration kernel)")
     v = sub.add_parser("verify", help="re-run a few cases on the emulator with the written profile")
     v.add_argument("--chip", default="910B2", choices=sorted(CHIPS))
     v.add_argument("--cases", default="level1/sigmoid:1,level1/sigmoid:5,level1/gelu:2,level2/softmax:2,"
@@ -501,6 +627,8 @@ def main() -> int:
         return verify(args)
     if args.cmd == "sweep":
         return sweep(args)
+    if args.cmd == "check-kernels":
+        return check_kernels(args)
     return fit_main(args)
 
 
