@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 import pytest
+import torch
 
 from copilot.backends.sim import runner
 from copilot.sandbox import UnsafeFile, _wait_exit
@@ -28,16 +29,38 @@ def _memfd(size: int) -> int:
 @pytest.mark.parametrize("nbytes", [1000, (64 << 10) - 1, 1 << 20, (1 << 20) + 12345])
 def test_a_split_write_and_read_round_trip_every_byte_at_an_offset(small_split, nbytes):
     data = np.random.default_rng(nbytes).integers(0, 256, nbytes, dtype=np.uint8)
-    fd = _memfd(nbytes + 8192)
+    gm = runner._Gm(nbytes + 8192)
     try:
-        runner._transfer(runner._write_range, fd, memoryview(data), 4096)
-        assert os.pread(fd, 4096, 0) == bytes(4096)                   # nothing before the data
+        runner._split_copy(gm.bytes(4096, nbytes), data)
+        assert os.pread(gm.fd, 4096, 0) == bytes(4096)                # nothing before the data
         back = np.empty(nbytes, dtype=np.uint8)
-        runner._transfer(runner._read_range, fd, memoryview(back), 4096)
+        runner._transfer(runner._read_range, gm.fd, memoryview(back), 4096)
         assert np.array_equal(back, data)
-        assert os.pread(fd, 4096, 4096 + nbytes) == bytes(min(4096, 8192 - 4096))
+        assert os.pread(gm.fd, 4096, 4096 + nbytes) == bytes(min(4096, 8192 - 4096))
     finally:
-        os.close(fd)
+        gm.close()
+
+
+def test_a_reused_gm_buffer_is_zero_around_the_new_data_and_outputs_in_place_return_with_their_tensor():
+    from copilot.backends.sim.runner import OutputSpec
+
+    if runner._gm_pool.cap() == 0:
+        pytest.skip("no GM pool without the sandbox's pid namespace")
+    big = torch.arange(3000, dtype=torch.float32)
+    gm, pad = runner._gm_buffer(big, big.numel() * 4)
+    runner._gm_pool.give_back([gm])
+    small = torch.ones(2500, dtype=torch.float32)                       # 12,000 and 10,000 bytes: one page count
+    again, pad2 = runner._gm_buffer(small, 10000)
+    assert again is gm and pad2 != pad                                  # same size class, other layout
+    whole = os.pread(gm.fd, gm.size, 0)
+    assert whole[:pad2] == bytes(pad2) and whole[pad2 + 10000:] == bytes(gm.size - pad2 - 10000)
+    t, _ = runner._read_tensor(gm, pad2, OutputSpec("y", (2500,), "float32"), count_written=False,
+                               in_place=True)
+    assert torch.equal(t, small) and not any(x is gm for x in runner._gm_pool.idle)
+    del t
+    assert any(x is gm for x in runner._gm_pool.idle)                   # freed with its tensor
+    runner._gm_pool.take(gm.size)
+    gm.close()
 
 
 def test_a_short_gm_buffer_fails_in_either_half(small_split):

@@ -18,6 +18,7 @@ import struct
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,15 +81,42 @@ def _gm_size(pad: int, nbytes: int) -> int:
     return max(PAGE, math.ceil((pad + nbytes) / PAGE) * PAGE)
 
 
+class _Gm:
+    """One GM buffer: a sealed memfd of `size` bytes and this process's MAP_SHARED mapping of it
+    (kept with the descriptor, so a buffer used again has its page tables already filled)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.fd = os.memfd_create("cannsim-gm", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        try:
+            os.ftruncate(self.fd, size)
+            fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+            self.map = mmap.mmap(self.fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        except BaseException:
+            os.close(self.fd)
+            raise
+        self.fresh = True                  # all zeros, pages not yet allocated
+
+    def bytes(self, offset: int = 0, count: int | None = None) -> np.ndarray:
+        return np.frombuffer(self.map, dtype=np.uint8, count=self.size - offset if count is None else count,
+                             offset=offset)
+
+    def close(self) -> None:
+        with contextlib.suppress(BufferError):     # an output tensor still views it: unmapped with it
+            self.map.close()
+        os.close(self.fd)
+
+
 class _GmPool:
-    """Sealed GM memfds kept between the runs of this process, by size. Allocating shmem pages costs
+    """GM buffers kept between the runs of this process, by size. Allocating shmem pages costs
     about as much as writing them again (docs/sim-backend.md, throughput), so a case of a size seen
     before reuses the pages. Only where the sandbox has a pid namespace: when a run ends every one of
-    its processes is gone, so nothing can still write a buffer that is handed to the next run."""
+    its processes is gone, so nothing can still write a buffer that is handed to the next run (or
+    that an output tensor returned in place still views)."""
 
     def __init__(self):
-        self.lock = threading.Lock()
-        self.idle: list[tuple[int, int]] = []     # (size, fd), oldest first
+        self.lock = threading.RLock()      # a finalizer (output tensor collected) may give back from any frame
+        self.idle: list[_Gm] = []          # oldest first
 
     @staticmethod
     def cap() -> int:
@@ -96,69 +124,87 @@ class _GmPool:
             return 0
         return int(os.environ.get("CANNPILOT_SIM_GM_POOL_BYTES", str(GM_POOL_BYTES)))
 
-    def take(self, size: int) -> int | None:
+    def take(self, size: int) -> _Gm | None:
         with self.lock:
-            for k, (s, fd) in enumerate(self.idle):
-                if s == size:
+            for k, gm in enumerate(self.idle):
+                if gm.size == size:
                     del self.idle[k]
-                    return fd
+                    return gm
         return None
 
-    def give_back(self, buffers: list[tuple[int, int]]) -> None:
+    def give_back(self, buffers: list[_Gm]) -> None:
         cap = self.cap()
         with self.lock:
-            self.idle += [(s, fd) for s, fd in buffers if s <= cap]
-            closing = [fd for s, fd in buffers if s > cap]
-            while sum(s for s, _ in self.idle) > cap:
-                closing.append(self.idle.pop(0)[1])
-        for fd in closing:
-            os.close(fd)
+            self.idle += [gm for gm in buffers if gm.size <= cap]
+            closing = [gm for gm in buffers if gm.size > cap]
+            while sum(gm.size for gm in self.idle) > cap:
+                closing.append(self.idle.pop(0))
+        for gm in closing:
+            gm.close()
 
     def forget(self) -> None:
         """In a forked child: the idle memfds are the parent's too, so never hand them out here."""
-        self.lock = threading.Lock()
-        for _, fd in self.idle:
-            os.close(fd)
+        self.lock = threading.RLock()
+        for gm in self.idle:
+            os.close(gm.fd)
         self.idle = []
 
 
 GM_POOL_BYTES = 512 << 20       # idle GM kept for the next runs of this process
 _gm_pool = _GmPool()
 os.register_at_fork(after_in_child=_gm_pool.forget)
+MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)   # Linux 5.14; the mmap module names it from 3.12
+SPLIT_BYTES = 16 << 20      # a copy from this size runs in two threads (numpy copies and madvise drop the GIL)
 
 
-def _gm_memfd(t: torch.Tensor | None, nbytes: int, output: bool = False) -> tuple[int, int, int]:
-    """(descriptor, pad, size): a memfd of `size` bytes holding `t` `pad` bytes in and zeros
-    around it (all zeros when `t` is None), sealed at its size so that nothing can shrink it under
-    the parent's read-back mapping. An `output`'s data is poisoned by the launcher instead."""
+def _populate(gm: _Gm) -> None:
+    """Allocates a fresh buffer's pages and fills this process's page tables, in one call per half
+    instead of a fault per 4 KiB page."""
+    def part(lo: int, hi: int) -> None:
+        with contextlib.suppress(OSError):
+            gm.map.madvise(MADV_POPULATE_WRITE, lo, hi - lo)
+
+    half = gm.size // 2 // PAGE * PAGE
+    if gm.size >= SPLIT_BYTES:
+        _in_two(lambda: part(0, half), lambda: part(half, gm.size))
+    else:
+        part(0, gm.size)
+    gm.fresh = False
+
+
+def _gm_buffer(t: torch.Tensor | None, nbytes: int, output: bool = False) -> tuple[_Gm, int]:
+    """(buffer, pad): GM of `size` bytes holding `t` `pad` bytes in and zeros around it (all zeros
+    when `t` is None), sealed at its size so that nothing can shrink it under the parent's mapping.
+    An `output`'s data is poisoned by the launcher instead."""
     pad = _pad_for(nbytes)
     size = _gm_size(pad, nbytes)
-    fd = _gm_pool.take(size) if t is not None or output else None
-    if fd is not None:                     # reused: zero what the data does not cover
-        os.pwrite(fd, bytes(pad), 0)
-        os.pwrite(fd, bytes(size - pad - nbytes), pad + nbytes)
-    else:
-        fd = os.memfd_create("cannsim-gm", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    gm = _gm_pool.take(size) if t is not None or output else None
+    if gm is None:
+        gm = _Gm(size)
     try:
-        if os.fstat(fd).st_size != size:
-            os.ftruncate(fd, size)
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+        if not gm.fresh:                   # reused: zero what the data does not cover
+            gm.bytes(0, pad)[:] = 0
+            gm.bytes(pad + nbytes)[:] = 0
+        if gm.fresh and ((t is not None and nbytes) or (output and _gm_pool.cap() > 0)):
+            _populate(gm)                  # an output is read in place afterwards (pool: see _read_tensor)
         if t is not None and nbytes:       # one copy, straight into the shared pages
-            _transfer(_write_range, fd, memoryview(_np_view(t)).cast("B"), pad)
+            _split_copy(gm.bytes(pad, nbytes), np.frombuffer(memoryview(_np_view(t)).cast("B"), dtype=np.uint8))
     except BaseException:
-        os.close(fd)
+        gm.close()
         raise
-    return fd, pad, size
+    return gm, pad
 
 
 POISON_CHUNK = 1 << 20      # bytes compared at a time (the comparison stays in cache)
-SPLIT_BYTES = 16 << 20      # a transfer from this size runs in two threads (pwrite/preadv drop the GIL)
 
 
-def _write_range(fd: int, view: memoryview, offset: int) -> None:
-    done = 0
-    while done < len(view):
-        done += os.pwrite(fd, view[done:done + (1 << 30)], offset + done)
+def _split_copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """dst[:] = src (flat byte arrays of one length), a large one as two halves at once."""
+    if len(dst) < SPLIT_BYTES:
+        np.copyto(dst, src)
+        return
+    half = len(dst) // 2 // PAGE * PAGE
+    _in_two(lambda: np.copyto(dst[:half], src[:half]), lambda: np.copyto(dst[half:], src[half:]))
 
 
 def _read_range(fd: int, view: memoryview, offset: int) -> None:
@@ -200,7 +246,6 @@ def _transfer(move, fd: int, view: memoryview, offset: int) -> None:
     _in_two(lambda: move(fd, view[:half], offset), lambda: move(fd, view[half:], offset + half))
 
 
-MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)   # Linux 5.14; the mmap module names it from 3.12
 HUGE_OUTPUT = 2 << 20       # outputs from this size get memory of huge pages, mapped in one call
 
 
@@ -230,28 +275,35 @@ def _output_nbytes(spec: OutputSpec) -> int:
     return math.prod(spec.shape) * lookup_dtype(spec.dtype).itemsize
 
 
-def _read_tensor(fd: int, pad: int, spec: OutputSpec, count_written: bool = True) -> tuple[torch.Tensor, int]:
-    """The output tensor in the memfd `fd` (one copy, read straight into the tensor's memory) and,
-    when `count_written`, how many of its bytes differ from the poison the launcher wrote (0xFF;
-    else 0)."""
+def _read_tensor(gm: _Gm, pad: int, spec: OutputSpec, count_written: bool = True,
+                 in_place: bool = False) -> tuple[torch.Tensor, int]:
+    """The output tensor in `gm` and, when `count_written`, how many of its bytes differ from the
+    poison the launcher wrote (0xFF; else 0). `in_place`: the tensor is a view of the buffer's
+    mapping (no copy), and the buffer goes back to the pool when the tensor is collected; else one
+    copy, read straight into the tensor's own memory."""
     dt = lookup_dtype(spec.dtype)
     n = math.prod(spec.shape)
     np_dtype = np.int16 if dt.torch == torch.bfloat16 else torch.empty(0, dtype=dt.torch).numpy().dtype
     nbytes = n * np.dtype(np_dtype).itemsize
     size = _gm_size(pad, nbytes)
-    if os.fstat(fd).st_size != size:
-        raise UnsafeFile(f"{spec.name}: {os.fstat(fd).st_size} bytes of GM where {size} were mapped")
-    out = _tensor_memory(nbytes)
+    if os.fstat(gm.fd).st_size != size or gm.size != size:
+        raise UnsafeFile(f"{spec.name}: {os.fstat(gm.fd).st_size} bytes of GM where {size} were mapped")
+    if in_place:
+        out = gm.bytes(pad, nbytes)
+    else:
+        out = _tensor_memory(nbytes)
+        try:
+            _transfer(_read_range, gm.fd, memoryview(out), pad)
+        except UnsafeFile as e:
+            raise UnsafeFile(f"{spec.name}: {e}") from None
     arr = out.view(np_dtype)
-    try:
-        _transfer(_read_range, fd, memoryview(out), pad)
-    except UnsafeFile as e:
-        raise UnsafeFile(f"{spec.name}: {e}") from None
     written = 0
     if count_written:
         for lo in range(0, nbytes, POISON_CHUNK):
             written += int(np.count_nonzero(out[lo:lo + POISON_CHUNK] != 0xFF))
     t = torch.from_numpy(arr)
+    if in_place:                           # the tensor holds `arr`: the buffer is free once both are gone
+        weakref.finalize(arr, _gm_pool.give_back, [gm])
     if dt.torch == torch.bfloat16:
         t = t.view(torch.bfloat16)
     return t.reshape(spec.shape), written
@@ -498,7 +550,8 @@ def _gm_bytes_out(cost_line: str) -> float:
 def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, chip, limits, block_cpu: int,
             jobs: int, sample_blocks: bool, count_only: bool, timing: bool) -> Run:
     result_fd = -1
-    gm_fds: list[tuple[int, int]] = []   # (size, fd): inputs' then outputs' memfds, inherited by the launcher
+    gms: list[_Gm] = []                 # inputs' then outputs' GM, inherited by the launcher
+    kept: list[_Gm] = []                # outputs returned in place: back to the pool with their tensors
     try:
         from copilot.costmodel import cost_params
 
@@ -520,9 +573,9 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
             if count_only:             # anonymous GM in the launcher: same padding, no memfd
                 pad, name = _pad_for(nbytes), "-"
             else:                      # meta tensors (shapes only): the memfd stays zeros
-                fd, pad, size = _gm_memfd(None if t.is_meta else t, nbytes)
-                gm_fds.append((size, fd))
-                name = f"fd:{fd}"
+                gm, pad = _gm_buffer(None if t.is_meta else t, nbytes)
+                gms.append(gm)
+                name = f"fd:{gm.fd}"
             gm_bytes += nbytes
             lines.append(f"input {spec.name} {GE_CODES[dt.ge]} {t.dim()} {' '.join(map(str, t.shape))} "
                          f"{name} {pad} {nbytes}")
@@ -533,9 +586,9 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
             if count_only:
                 pad, name = _pad_for(nbytes), "-"
             else:
-                fd, pad, size = _gm_memfd(None, nbytes, output=True)
-                gm_fds.append((size, fd))
-                name = f"fd:{fd}"
+                gm, pad = _gm_buffer(None, nbytes, output=True)
+                gms.append(gm)
+                name = f"fd:{gm.fd}"
             out_pads.append(pad)
             gm_bytes += nbytes
             lines.append(f"output {spec.name} {GE_CODES[dt.ge]} {len(spec.shape)} "
@@ -564,7 +617,7 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
                      file_bytes=limits.file_bytes,
                      memory_bytes=limits.memory_bytes + 3 * gm_bytes)
         t0 = time.perf_counter()
-        res = run_sandboxed(["./harness", "case.txt"], workdir, lim, uid=uid, pass_fds=(result_fd, *(fd for _, fd in gm_fds)))
+        res = run_sandboxed(["./harness", "case.txt"], workdir, lim, uid=uid, pass_fds=(result_fd, *(gm.fd for gm in gms)))
         wall = time.perf_counter() - t0
         owners = {uid, os.getuid()}
         integrity: list[Diagnostic] = []
@@ -615,9 +668,12 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         outs, written = [], 0
         if not count_only:
             try:
-                out_fds = gm_fds[len(gm_fds) - len(outputs):]
+                out_gms = gms[len(gms) - len(outputs):]
+                in_place = _gm_pool.cap() > 0
                 for i, spec in enumerate(outputs):
-                    t, w = _read_tensor(out_fds[i][1], out_pads[i], spec, count_written)
+                    t, w = _read_tensor(out_gms[i], out_pads[i], spec, count_written, in_place)
+                    if in_place:
+                        kept.append(out_gms[i])
                     outs.append(t)
                     written += w
             except UnsafeFile as e:
@@ -645,4 +701,4 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
     finally:
         if result_fd >= 0:
             os.close(result_fd)
-        _gm_pool.give_back(gm_fds)
+        _gm_pool.give_back([gm for gm in gms if not any(gm is k for k in kept)])
