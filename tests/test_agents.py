@@ -141,6 +141,7 @@ async def test_tool_agent_uses_its_tools_in_generation_one(task):
     third = llm.prompts[2].messages[-1]["content"]
     assert "[run_quick_cases] status passed" in third and "bound by memory" in third
     assert task.case("2").label() + " scale=2.0: 10.00 us est." in third      # the profile names the case
+    assert "TOOL read_card L4.instruction-costs" in third
 
 
 async def test_authentication_error_ends_the_session_clearly(task, monkeypatch):

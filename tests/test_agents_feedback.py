@@ -120,3 +120,49 @@ def test_a_scatter_that_syncs_its_cores_is_judged_on_a_full_run():
     run = sim.run(b, task, case, inputs, outputs=ref.outputs, chip="910B2", sample_blocks=True)
     ok, msg, _ = sampled(task, ref, run.outputs, inputs, case, run)
     assert not ok and "normal region" in msg
+
+
+def test_the_instruction_cost_card_states_the_models_910b2_figures():
+    """The card's numbers are the cost model's: a fitted weight or parameter that changes must
+    change the card too."""
+    import re as _re
+
+    from copilot.costmodel import API_WEIGHTS, cost_params
+    from knowledge.cards import card_index
+
+    text = " ".join(card_index()["L4.instruction-costs"].render("full").split())
+    p = cost_params("910B2")
+    assert f"{p.vector_issue_cycles:.4f}" in text and f"{p.launch_us:.1f} us launch" in text
+    assert f"{p.dma_latency_us} us latency" in text and f"{p.core_dma_gbps:.0f} GB/s per engine" in text
+    assert f"{p.hbm_gbps:.0f} GB/s sustained" in text and f"{p.scalar_issue_cycles:.0f} cycles" in text
+    for api, w in p.weights.items():                        # every fitted weight, as fitted
+        assert f"{api} {w:g}" in text, api
+    raw = card_index()["L4.instruction-costs"].render("full")
+    for line in raw.splitlines():                           # "- <weight>: Api, Api, ..."
+        m = _re.match(r"- ([\d.]+): (.*)$", line)
+        if m:
+            for name in m.group(2).split(", "):
+                assert API_WEIGHTS[name] == float(m.group(1)), name
+
+
+def test_the_instruction_cost_card_reaches_first_kernels_and_variants_of_every_pattern():
+    from knowledge import assemble
+    from knowledge.cards import PATTERNS
+
+    for pattern in PATTERNS:
+        for phase in ("init", "mutation"):
+            assert "L4.instruction-costs" in [c.id for c in assemble(pattern, phase).cards], (pattern, phase)
+    assert "L4.instruction-costs" not in [c.id for c in assemble("elementwise", "tuning").cards]
+
+
+def test_generation_one_gets_the_protos_opdef_with_optional_inputs_and_every_combination():
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"CANN-Bench not found at {CANNBENCH}")
+    moe = load_task(CANNBENCH / "tasks" / "level3" / "moe_gating_top_k_softmax")
+    text = prompts.generation_prompt(moe, "K")[-1]["content"]
+    reg = text[text.index("## Registration"):]
+    assert 'this->Input("finished")\n            .ParamType(OPTIONAL)' in reg
+    assert "OP_ADD(MoeGatingTopKSoftmaxCustom);" in reg
+    gather = prompts.registration(load_task(CANNBENCH / "tasks" / "level2" / "gather"))
+    x = gather[gather.index('Input("x")'):gather.index('Input("index")')]
+    assert x.count("ge::DT_") == 18          # 6 x 3 dtype columns, not six padded by repetition

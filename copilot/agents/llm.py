@@ -166,7 +166,8 @@ class LLMAgent:
             if not perf:
                 return "[show_pipe_profile] no passing run with a time estimate yet"
             return "[show_pipe_profile] (cost-model estimates)\n" + "\n".join(
-                f"{self._case_label(task, c['id'])}: {explain_estimate(c, chip)}" for c in perf if c.get("est_us"))
+                f"{self._case_label(task, c['id'])}: {explain_estimate(c, chip)}" for c in perf if c.get("est_us")) \
+                + f"\n(what each instruction costs in this model: TOOL read_card {COST_CARD})"
         return f"[{name}] unknown tool"
 
     def _case_label(self, task: Task, cid) -> str:
@@ -296,6 +297,7 @@ def case_results(ev: Evaluation, label=lambda cid: f"case {cid}", chip: str = "9
 
 
 TOP_INSTRUCTIONS = 4
+COST_CARD = "L4.instruction-costs"
 
 
 def explain_estimate(c: dict, chip: str = "910B2") -> str:

@@ -5,6 +5,7 @@ chat messages, so tests can read exactly what a model was told.
 from __future__ import annotations
 
 import difflib
+import logging
 import math
 
 from copilot.events import Candidate
@@ -12,6 +13,8 @@ from copilot.evolution.engine import ProposalRequest
 from copilot.evolution.population import Inspiration
 from copilot.evolution.strategies import Strategy
 from copilot.tasks.model import Task
+
+log = logging.getLogger(__name__)
 
 OUTPUT_CONTRACT = """\
 Reply with ONE complete AscendC source file in a single ```cpp block, or with SEARCH/REPLACE edit
@@ -91,6 +94,20 @@ def contract(task: Task) -> str:
     return text
 
 
+def registration(task: Task) -> str:
+    """The OpDef of the task's proto as the export writes it (every dtype combination the cases
+    use, optional inputs OPTIONAL), for generation 1 to copy; "" when the proto gives none."""
+    from copilot.export.opdef import task_opdef
+
+    op_type = "".join(p[:1].upper() + p[1:] for p in f"{task.name}_custom".split("_") if p)
+    try:
+        opdef = task_opdef(task, op_type)
+    except (ValueError, KeyError) as exc:     # the contract above still says how to write one
+        log.info("no OpDef for %s: %s", task.name, exc)
+        return ""
+    return ("## Registration (the OpDef for this proto; put it in the file as it is)\n```cpp\n" + opdef + "```")
+
+
 def messages(role: str, *sections: str) -> list[dict]:
     return [{"role": "system", "content": ROLE_TEXT[role]},
             {"role": "user", "content": "\n\n".join(s for s in sections if s)}]
@@ -99,7 +116,7 @@ def messages(role: str, *sections: str) -> list[dict]:
 def generation_prompt(task: Task, knowledge_text: str, tools_help: str = "") -> list[dict]:
     """Generation 1 (cold start): the init slice, the task, the contract, and the tools."""
     return messages("cake", "## Knowledge\n" + knowledge_text, "## Task\n" + task_statement(task),
-                    "## Output\n" + contract(task), tools_help)
+                    "## Output\n" + contract(task), registration(task), tools_help)
 
 
 def variant_prompt(req: ProposalRequest, knowledge_text: str) -> list[dict]:
