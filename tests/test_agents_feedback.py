@@ -166,3 +166,43 @@ def test_generation_one_gets_the_protos_opdef_with_optional_inputs_and_every_com
     gather = prompts.registration(load_task(CANNBENCH / "tasks" / "level2" / "gather"))
     x = gather[gather.index('Input("x")'):gather.index('Input("index")')]
     assert x.count("ge::DT_") == 18          # 6 x 3 dtype columns, not six padded by repetition
+
+
+def test_a_direction_that_cannot_cut_the_parents_bound_is_replaced_by_one_that_can(task_dir):
+    from copilot.agents.directions import CUTS, effective_request
+    from copilot.evolution import ProposalRequest, Strategy
+    from copilot.events import Candidate
+
+    task = load_task(task_dir)
+    strategies = [Strategy("L3.gm-512b-alignment", "a", "align GM"), Strategy("L3.upcast-fp32", "u", "fp32"),
+                  Strategy("L3.reduction-strategies", "r", "reduce better"), Strategy("L3.ub-budget", "b", "bigger tiles")]
+
+    def req(strategy, bound, siblings=()):
+        parent = Candidate("r1-c1", "LocalTensor<half> x;", 1, "llm", time_us=20.0, status="passed",
+                           bottleneck=bound)
+        return ProposalRequest(task=task, chip="910B2", round=2, index=1, strategy=strategy, parent=parent,
+                               parent_tier="top", sibling_strategies=list(siblings))
+
+    # vector-bound: GM alignment cuts copies only; the next direction that cuts vector time is taken
+    out, note = effective_request(req(strategies[0], "vector"), strategies)
+    assert out.strategy.id == "L3.reduction-strategies"
+    assert "bound by vector, which L3.gm-512b-alignment does not cut" in note
+    # a sibling's direction is not taken twice
+    out, _ = effective_request(req(strategies[0], "vector", ["L3.reduction-strategies"]), strategies)
+    assert out.strategy.id == "L3.ub-budget"
+    # memory-bound: the alignment stands; no profile: every direction stands
+    assert effective_request(req(strategies[0], "memory"), strategies) == (req(strategies[0], "memory"), "")
+    assert effective_request(req(strategies[2], None), strategies)[1] == ""
+    assert "L3.upcast-fp32" in CUTS and not CUTS["L3.upcast-fp32"]     # a precision recipe cuts no bound
+
+
+def test_the_variant_prompt_names_the_bound_its_direction_should_cut(task_dir):
+    from copilot.evolution import ProposalRequest, Strategy
+    from copilot.events import Candidate
+
+    task = load_task(task_dir)
+    parent = Candidate("r1-c1", "int k;", 1, "llm", time_us=20.0, status="passed", bottleneck="scalar")
+    req = ProposalRequest(task=task, chip="910B2", round=2, index=1, parent=parent, parent_tier="top",
+                          strategy=Strategy("L3.merge-small-rows", "m", "merge rows"))
+    text = prompts.variant_prompt(req, "K")[-1]["content"]
+    assert "## Your direction: L3.merge-small-rows\nmerge rows\nThe parent is bound by scalar" in text

@@ -1,5 +1,6 @@
-"""Which direction a variant really takes: a direction the parent already satisfies is replaced by
-the next one of the task's strategies that the parent does not satisfy and no sibling takes.
+"""Which direction a variant really takes: a direction the parent already satisfies, or one that
+cannot cut the time of what bounds the parent (its profile's bottleneck), is replaced by the next
+one of the task's strategies that the parent does not satisfy, cuts that bound, and no sibling takes.
 
 "Satisfied" is decided from the parent's source and its profile, for the directions where that can
 be read off reliably; any other direction is taken as given.
@@ -82,6 +83,36 @@ SATISFIED: dict[str, Callable[[Task, Candidate], str | None]] = {
 }
 
 
+# The bounds (the cost model's bottleneck classes) whose time a direction can cut. The precision
+# recipes cut none: they are repairs, not speed directions.
+CUTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
+    "L3.double-buffering": ("memory", "vector", "latency"),
+    "L3.gm-512b-alignment": ("memory",),
+    "L3.ub-budget": ("memory", "vector", "scalar", "latency"),
+    "L3.merge-small-rows": ("memory", "vector", "scalar", "latency"),
+    "L3.row-tiling": ("memory", "vector", "scalar"),
+    "L3.split-d": ("memory", "vector"),
+    "L3.core-count-small-input": ("memory", "latency"),
+    "L3.load-balance": ("memory", "vector", "scalar"),
+    "L3.multicore-tail-split": ("memory", "vector", "scalar"),
+    "L3.multicore-scalar-reduction": ("memory", "vector", "scalar", "latency"),
+    "L3.reduction-strategies": ("vector", "scalar"),
+    "L3.broadcast-strategies": ("memory", "vector", "scalar"),
+    "L3.upcast-fp32": (),
+    "L3.attr-constants": (),
+}.items()}
+
+
+def misses_bound(strategy_id: str, parent: Candidate | None) -> str | None:
+    """Why the direction cannot cut what bounds the parent, or None (no profile, an unknown
+    direction, or one that cuts it)."""
+    bound = parent.bottleneck if parent is not None else None
+    cuts = CUTS.get(strategy_id)
+    if not bound or cuts is None or bound in cuts:
+        return None
+    return f"the parent is bound by {bound}, which {strategy_id} does not cut"
+
+
 def already_met(strategy_id: str, task: Task, parent: Candidate | None) -> str | None:
     """Why `parent` already satisfies the direction, or None."""
     check = SATISFIED.get(strategy_id)
@@ -94,7 +125,7 @@ def effective_request(req: ProposalRequest, strategies: list[Strategy] | None = 
     """The request with its direction replaced when the parent already meets it, and a note saying so
     ("" when the direction stands). The replacement is the next strategy after it in the task's order
     that is not met, not a sibling's and not rejected; with none left the direction stands."""
-    why = already_met(req.strategy.id, req.task, req.parent)
+    why = already_met(req.strategy.id, req.task, req.parent) or misses_bound(req.strategy.id, req.parent)
     if why is None:
         return req, ""
     order = strategies if strategies is not None else round_one_strategies(req.task)
@@ -102,6 +133,7 @@ def effective_request(req: ProposalRequest, strategies: list[Strategy] | None = 
     start = ids.index(req.strategy.id) + 1 if req.strategy.id in ids else 0
     taken = set(req.sibling_strategies) | set(req.rejected_strategies) | {req.strategy.id}
     for s in order[start:] + order[:start]:
-        if s.id not in taken and already_met(s.id, req.task, req.parent) is None:
+        if s.id not in taken and already_met(s.id, req.task, req.parent) is None \
+                and misses_bound(s.id, req.parent) is None:
             return replace(req, strategy=s), f"direction {req.strategy.id} replaced by {s.id}: {why}"
     return req, ""

@@ -127,7 +127,7 @@ def variant_prompt(req: ProposalRequest, knowledge_text: str) -> list[dict]:
         "## Task\n" + task_statement(req.task),
         f"## Parent kernel {parent.id if parent else ''} ({req.parent_tier or 'baseline'} tier)\n"
         + parent_profile(parent) + f"\n```cpp\n{parent.code if parent else ''}\n```",
-        f"## Your direction: {req.strategy.id}\n{req.strategy.text}",
+        f"## Your direction: {req.strategy.id}\n{req.strategy.text}" + _bound_line(parent),
     ]
     if req.sibling_strategies:
         parts.append("## Siblings\nOther variants this round take these directions; do not duplicate "
@@ -142,6 +142,14 @@ def variant_prompt(req: ProposalRequest, knowledge_text: str) -> list[dict]:
         parts.append(inspirations_section(req.inspirations, parent))
     parts.append("## Output\n" + contract(req.task))
     return messages("cake-partial", *parts)
+
+
+def _bound_line(parent: Candidate | None) -> str:
+    """What the direction's change should cut: the pipe class that bounds the parent."""
+    if parent is None or not parent.bottleneck:
+        return ""
+    return (f"\nThe parent is bound by {parent.bottleneck}: apply the direction where it cuts the "
+            f"{parent.bottleneck} time of the slowest core (a change elsewhere does not make it faster).")
 
 
 def _figures(time_us: float | None, timing: str, roofline: float | None, bottleneck: str | None) -> str:
