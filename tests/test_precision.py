@@ -328,6 +328,18 @@ def test_inf_of_the_wrong_sign_or_a_finite_value_for_nan_mismatch():
     assert v.failure_class == "nan_inf_mismatch"
 
 
+def test_a_golden_past_the_output_range_expects_the_inf_it_rounds_to():
+    # exp(101) in a float32 output (CANN-Bench exp case 5): the golden truncated to float32 is +inf
+    golden = f64([1.0, math.exp(101), -math.exp(101), 3.4e38])
+    actual = torch.tensor([1.0, math.inf, -math.inf, 3.4e38], dtype=torch.float32)
+    v = judge(actual, golden, actual, "float32")
+    assert v.passed, v.message
+    v = judge(torch.tensor([1.0, 3.4e38, -math.inf, 3.4e38], dtype=torch.float32), golden, actual, "float32")
+    assert not v.passed and v.failure_class == "nan_inf_mismatch" and v.worst_index == (1,)
+    v = judge(torch.tensor([65504.0, math.inf], dtype=torch.float16), f64([65504.0, 1e6]), None, "float16")
+    assert v.passed, v.message
+
+
 # ------------------------------------------------------------------------ exact and shape rules
 
 def test_integer_outputs_must_match_exactly():
