@@ -64,6 +64,11 @@ def build_plan(task) -> Plan:
     moved = plan_movement(task)       # a pure layout transform: its own data-movement kernel
     if moved is not None:
         return moved
+    from copilot.lowering.indexing import plan_index
+
+    indexed = plan_index(task)        # an index gather / scatter / scan: its own kernel
+    if indexed is not None:
+        return indexed
     _check_dtypes(task)
     cap: Capture = capture(task)
     per_case: list[Program] = [None] * len(task.cases)

@@ -1,0 +1,131 @@
+"""The lowering's index patterns: torch.gather as a kernel of its own (a window of x in UB read
+through byte offsets, whole rows, or scalar reads when the window does not fit), cross-entropy
+over class indices (rows or strided class axes, online logsumexp over class chunks, the cores'
+partials combined after SyncAll), and what stays outside them exits 3 naming the op."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from copilot.backends.sim import check_kernel
+from copilot.errors import Unsupported
+from copilot.lowering import lower, plan_task, supports
+from copilot.tasks import load_task, select_cases
+
+FIXTURES = Path(__file__).parent / "fixtures" / "lowering_index"
+NO_GXX = shutil.which("g++") is None
+CANNBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "cannbench" / "tasks"
+
+
+def _fixture(name):
+    return load_task(str(FIXTURES / name))
+
+
+def test_gather_axis_comes_from_the_attr_and_only_bits_move():
+    plan = plan_task(_fixture("lw_gather"))
+    assert plan.pattern == "gather" and plan.dim_rule == ("attr", "dim")
+    assert (plan.x, plan.index) == (0, 1) and not plan.unserved
+    src = lower(_fixture("lw_gather")).source
+    kernel, tiling = src.split("namespace optiling", 1)
+    assert "GetAttrPointer<int64_t>(0)" in tiling          # dim is read at run time
+    assert "Gather(" in kernel and "DataCopyPad(" in kernel
+    for arith in ("Exp(", "Div(", "ReduceSum("):
+        assert arith not in kernel
+
+
+def test_public_gather_lowers_as_a_gather_kernel():
+    d = CANNBENCH / "level2" / "gather"
+    if not (d / "proto.yaml").is_file():
+        pytest.skip(f"CANN-Bench gather not found at {d}")
+    ok, why = supports(load_task(str(d)))
+    assert ok and why == "gather", why
+
+
+def _write_task(root: Path, name: str, golden: str) -> Path:
+    d = root / name
+    d.mkdir()
+    (d / "golden.py").write_text("import torch\n\n\n" + textwrap.dedent(golden))
+    (d / "proto.yaml").write_text(textwrap.dedent(f"""\
+        operator:
+          name: {name}
+          attrs: [{{name: dim, type: int64, default: 0}}]
+          inputs:
+          - {{name: x, dtype: [float32]}}
+          - {{name: index, dtype: [int64]}}
+          outputs:
+          - {{name: y, dtype: [float32]}}
+        """))
+    (d / "cases.yaml").write_text(textwrap.dedent("""\
+        cases:
+        - {case_id: 1, input_shape: [[6, 8], [3, 8]], dtype: [float32, int64], attrs: {dim: 0},
+           value_range: [[-1, 1], [0, 5]]}
+        """))
+    return d
+
+
+def test_gather_of_computed_data_is_not_the_gather_pattern(tmp_path):
+    # the pattern moves x's bits; arithmetic before the gather is outside it and exits 3
+    d = _write_task(tmp_path, "scaled_gather", """\
+        def scaled_gather(x, index, dim=0):
+            return torch.gather(x * 2.0, dim, index)
+        """)
+    with pytest.raises(Unsupported, match="gather"):
+        lower(load_task(str(d)))
+
+
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_gather_columns_with_a_shorter_index_pass_the_emulator(tmp_path):
+    # case 2: dim 1 of a 3-D x, the index shorter on the outer and the last dim, int64 index
+    task = _fixture("lw_gather")
+    path = tmp_path / "lw_gather.cpp"
+    path.write_text(lower(task).source)
+    report = check_kernel(path, task, chip="910B2", cases="2")
+    assert report.compiled and report.correct, [(c.id, c.message[:200]) for c in report.cases]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_every_gather_mode_passes_the_emulator(tmp_path):
+    task = _fixture("lw_gather")
+    path = tmp_path / "lw_gather.cpp"
+    path.write_text(lower(task).source)
+    report = check_kernel(path, task, chip="910B2", cases="all")
+    failed = [(c.id, c.failure_class, c.message[:200]) for c in report.cases if not c.passed]
+    diags = [(x.id, x.line, x.message[:200]) for x in report.diagnostics if x.severity == "error"]
+    assert report.compiled and report.correct, (diags, failed)
+    assert len(report.cases) == len(select_cases(task, "all"))
+
+
+def test_cross_entropy_reads_reduction_and_ignore_index_at_run_time():
+    plan = plan_task(_fixture("lw_cross_entropy"))
+    assert plan.pattern == "cross_entropy"
+    assert plan.reduction_rule == ("attr", "reduction") and plan.ignore_rule == ("attr", "ignore_index")
+    kernel, tiling = lower(_fixture("lw_cross_entropy")).source.split("namespace optiling", 1)
+    assert "GetAttrPointer<char>(0)" in tiling and "GetAttrPointer<int64_t>(1)" in tiling
+    assert "SyncAll()" in kernel                             # sum / mean combine the cores' partials
+
+
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_cross_entropy_with_class_chunks_passes_the_emulator(tmp_path):
+    # case 4: (2, 5000, 7) logits, the class axis strided and split into chunks, mean over cores
+    task = _fixture("lw_cross_entropy")
+    path = tmp_path / "lw_cross_entropy.cpp"
+    path.write_text(lower(task).source)
+    report = check_kernel(path, task, chip="910B2", cases="4")
+    assert report.compiled and report.correct, [(c.id, c.message[:200]) for c in report.cases]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_every_cross_entropy_mode_passes_the_emulator(tmp_path):
+    task = _fixture("lw_cross_entropy")
+    path = tmp_path / "lw_cross_entropy.cpp"
+    path.write_text(lower(task).source)
+    report = check_kernel(path, task, chip="910B2", cases="all")
+    failed = [(c.id, c.failure_class, c.message[:200]) for c in report.cases if not c.passed]
+    assert report.compiled and report.correct, failed
+    assert len(report.cases) == len(select_cases(task, "all"))
