@@ -37,6 +37,14 @@ CASES = {
         ([(4099,)], ["float32"], {"approximate": "none"}, "exact form: erfc tails to a small relative error"),
         ([(300, 67)], ["bfloat16"], {"approximate": "tanh"}, "tanh form, 16-bit through float"),
     ],
+    "group_norm": [
+        ([(2, 8, 5, 7), (8,), (8,)], ["float16"] * 3, {"num_groups": 2, "epsilon": 1e-5},
+         "resident groups, channel rows not 32-byte multiples"),
+        ([(2, 4, 4100), (4,), (4,)], ["float32"] * 3, {"num_groups": 2, "epsilon": 1e-5},
+         "streamed groups, channels longer than a chunk"),
+        ([(40, 32), (32,), (32,)], ["bfloat16"] * 3, {"num_groups": 2, "epsilon": 1e-5},
+         "channels of one element: gamma and beta as rows"),
+    ],
     "exp": [
         ([(33, 65)], ["bfloat16"], {"base": 10.0, "scale": 0.5, "shift": 0.5}, "base 10 folded into the constants"),
         ([(4099,)], ["bfloat16"], EXP_E | {"scale": 1.5, "shift": -1.0}, "natural base, unaligned length"),
