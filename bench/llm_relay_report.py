@@ -102,6 +102,7 @@ def main() -> int:
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "llm"))
     ap.add_argument("--run-json", help="directory holding <session>.json as `run --json` printed it")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--summary", default="summary.json", help="file name of the summary in --out")
     args = ap.parse_args()
     out = Path(args.out)
     docs = {n: export(args.store, n, out) for n in args.sessions}
@@ -116,7 +117,7 @@ def main() -> int:
             except json.JSONDecodeError:
                 rj = None
         rows.append(summarize(doc, reps[n], rj))
-    (out / "summary.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (out / args.summary).write_text(json.dumps(rows, indent=1) + "\n")
     for r in rows:
         print(json.dumps(r))
     return 0

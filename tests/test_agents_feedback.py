@@ -206,3 +206,9 @@ def test_the_variant_prompt_names_the_bound_its_direction_should_cut(task_dir):
                           strategy=Strategy("L3.merge-small-rows", "m", "merge rows"))
     text = prompts.variant_prompt(req, "K")[-1]["content"]
     assert "## Your direction: L3.merge-small-rows\nmerge rows\nThe parent is bound by scalar" in text
+
+
+def test_the_contract_gives_the_vector_kernel_type_and_counts_getvalue_as_named(task_dir):
+    text = prompts.contract(load_task(task_dir))
+    assert "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY)" in text and "never a MIX type" in text
+    assert "GetValue/SetValue of a LocalTensor or GlobalTensor count as" in text

@@ -35,7 +35,10 @@ AICore().SetTiling(optiling::TilingFunc), AddConfig("ascend910b")). CANN compile
 the declarations above it and top-level constexpr constants; device code uses no ge:: names.
 Name the tiling struct {op_type}TilingData (RmsNormTiling, SoftMaxTiling, ... are AscendC's own).
 Element types come from the DTYPE_<NAME> macros ({macros}); attributes
-reach the kernel through the tiling data. Use only the AscendC APIs named in the knowledge."""
+reach the kernel through the tiling data. A vector-only kernel may open its entry with
+KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY); (never a MIX type without cube work). Use only the
+AscendC APIs named in the knowledge; GetValue/SetValue of a LocalTensor or GlobalTensor count as
+named (one scalar access each: slow in loops, see L4.instruction-costs)."""
 
 ROLE_TEXT = {
     "cake": "You write AscendC vector kernels for Huawei Ascend NPUs. Correctness first, then speed.",
