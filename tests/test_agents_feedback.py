@@ -41,6 +41,13 @@ def test_case_results_name_a_failing_performance_case_with_its_first_mismatch():
     assert "later cases did not run" in lines[-1]
 
 
+def test_a_timed_case_that_was_judged_reads_pass_and_one_over_the_oracle_budget_not_judged():
+    ev = Evaluation("passed", cases=[dict(PERF_ROW), dict(PERF_ROW, id="6", judged=False)])
+    lines = case_results(ev).splitlines()
+    assert "(performance case, judged on sampled blocks): pass — 31200.00 us est." in lines[0]
+    assert "(performance case, not judged: no oracle fits): not judged — 31200.00 us est." in lines[1]
+
+
 def test_a_status_without_a_failing_case_says_the_diagnostics_decide():
     ev = Evaluation("incorrect", cases=[{"id": "1", "role": "correctness", "passed": True, "message": "pass"}],
                     diagnostics=[{"id": "L2.SYNC_MISSING", "severity": "error", "line": 9, "message": "x"}])

@@ -283,7 +283,9 @@ def case_results(ev: Evaluation, label=lambda cid: f"case {cid}", chip: str = "9
     status is what it is when no listed case failed, and that the cases after a failure did not run."""
     lines = []
     for c in ev.cases:
-        state = "pass" if c.get("passed") else "FAIL" if c.get("passed") is False else "not judged"
+        judged_perf = c.get("role") == "performance" and c.get("judged") not in (None, False)
+        state = "pass" if c.get("passed") or (judged_perf and c.get("passed") is None) else \
+            "FAIL" if c.get("passed") is False else "not judged"
         msg = c.get("message") or ""
         est = f" — {explain_estimate(c, chip)}" if c.get("est_us") else ""
         lines.append(f"{label(c.get('id'))}{_kind(c)}: {state}{' ' + msg if msg else ''}{est}")
