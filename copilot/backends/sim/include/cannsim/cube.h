@@ -229,6 +229,9 @@ __attribute__((optimize("O3"))) inline void axpy(int32_t* row, int32_t a, const 
 __attribute__((optimize("O3"))) inline void axpy(float* row, float a, const float* b, uint64_t n) {
     for (uint64_t j = 0; j < n; ++j) row[j] += a * b[j];
 }
+__attribute__((optimize("O3"))) inline void axpy(double* row, double a, const float* b, uint64_t n) {
+    for (uint64_t j = 0; j < n; ++j) row[j] += a * static_cast<double>(b[j]);
+}
 
 // The source unit a load's repeat r reads (addrMode: decreasing addresses), and the lowest and highest
 // over its repeats; a walk before the start of src is fatal.
@@ -442,9 +445,23 @@ inline void mmad_impl(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const
                 else if (!p.cmatrixInitVal) init = static_cast<Acc>(C[off]);
                 row[j] = init;
             }
-            for (uint64_t kk = 0; kk < p.k; ++kk) {
-                const Acc av = a[i * kpad + kk];
-                if (av != 0) cannsim::axpy(row.data(), av, &b[kk * nb * 16], p.n);
+            if constexpr (std::is_integral_v<Acc>) {
+                for (uint64_t kk = 0; kk < p.k; ++kk) {
+                    const Acc av = a[i * kpad + kk];
+                    if (av != 0) cannsim::axpy(row.data(), av, &b[kk * nb * 16], p.n);
+                }
+            } else {
+                // one fractal of K at a time: its products summed, then added to the fp32 accumulator
+                // (UNVERIFIED: the reduction order inside the cube is not documented)
+                std::vector<double> part(p.n);
+                for (uint64_t k0 = 0; k0 < p.k; k0 += c0) {
+                    std::fill(part.begin(), part.end(), 0.0);
+                    for (uint64_t kk = k0; kk < std::min<uint64_t>(p.k, k0 + c0); ++kk) {
+                        const double av = a[i * kpad + kk];
+                        if (av != 0) cannsim::axpy(part.data(), av, &b[kk * nb * 16], p.n);
+                    }
+                    for (uint64_t j = 0; j < p.n; ++j) row[j] += static_cast<float>(part[j]);
+                }
             }
             for (uint64_t j = 0; j < p.n; ++j) {
                 const uint64_t off = (j / 16) * mpad * 16 + i * 16 + j % 16;

@@ -739,13 +739,17 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
             cannsim::cost::hooks().timeline.forward_mark(cannsim::cost::EV_BEGIN, calls);
             cannsim::cost::hooks().sink = g_records[i].cost;
             cannsim::cost::hooks().sink_cap = sizeof g_records[i].cost;
+            // (also the end of an AIC that served its AIVs' Matmul calls: cannsim/matmul.h)
+            cannsim::mix::finish() = [&calls, i] {
+                cannsim::end_block();
+                fflush(nullptr);
+                api_calls(calls);
+                cannsim::cost::hooks().timeline.forward_mark(cannsim::cost::EV_END, calls);
+                g_records[i].done = 1;
+                _exit(0);
+            };
             cannsim_glue::call_entry(args.data());
-            cannsim::end_block();
-            fflush(nullptr);
-            api_calls(calls);
-            cannsim::cost::hooks().timeline.forward_mark(cannsim::cost::EV_END, calls);
-            g_records[i].done = 1;
-            _exit(0);
+            cannsim::mix::finish()();
         }
         close(fds[1]);
         if (p < 0) { close(fds[0]); std::fprintf(result, "block %u events 3\n", i); stop = true; return; }

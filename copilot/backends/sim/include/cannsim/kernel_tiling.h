@@ -5,6 +5,7 @@
 #pragma once
 #include "hl_types.h"
 #include "hl_types_ext.h"
+#include "cube_tiling.h"
 
 namespace AscendC {
 namespace tiling {
@@ -21,7 +22,6 @@ struct TConv3DApiTiling {};
 struct TConv3DBackpropInputTiling {};
 struct TConv3DBpFilterBasicBlockTiling {};
 struct TConv3DBpFilterTiling {};
-struct TCubeTiling {};
 }  // namespace tiling
 }  // namespace AscendC
 

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <ctime>
+#include <functional>
 #include <sys/mman.h>
 
 enum KernelType : int32_t {
@@ -69,6 +70,17 @@ struct Shared {
 };
 inline Shared*& shared() { static Shared* s = nullptr; return s; }
 
+// One mailbox per process for the high-level Matmul API of a MIX kernel (cannsim/matmul.h): an AIV
+// posts a request, its AIC serves it and marks it served. The body is the Matmul header's payload.
+struct MatmulBox {
+    std::atomic<uint32_t> posted, served;
+    alignas(8) uint8_t body[1024];
+};
+inline MatmulBox*& matmul_boxes() { static MatmulBox* b = nullptr; return b; }
+// What the launcher does after the kernel returns (end the block, report, exit), so that an AIC that
+// served its AIVs' Matmul calls ends there as on the chip; empty outside the launcher.
+inline std::function<void()>& finish() { static std::function<void()> f; return f; }
+
 // Launcher: map the flag page for `procs` processes (before the first fork).
 inline bool setup(uint32_t procs) {
     if (procs > kMaxProcs) return false;
@@ -76,6 +88,9 @@ inline bool setup(uint32_t procs) {
     if (p == MAP_FAILED) return false;
     shared() = static_cast<Shared*>(p);
     shared()->procs = procs;
+    void* b = mmap(nullptr, sizeof(MatmulBox) * procs, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED) return false;
+    matmul_boxes() = static_cast<MatmulBox*>(b);
     return true;
 }
 inline void proc_ended(uint32_t proc) {

@@ -3,3 +3,4 @@
 #include "cannsim/hl_host.h"
 #include "cannsim/hl_host_ext.h"
 #include "cannsim/layout_host.h"
+#include "cannsim/matmul_host.h"

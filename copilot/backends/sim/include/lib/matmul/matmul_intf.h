@@ -1,0 +1,3 @@
+// Same header under its other include path.
+#pragma once
+#include "lib/matmul_intf.h"
