@@ -219,3 +219,10 @@ def test_the_contract_gives_the_vector_kernel_type_and_counts_getvalue_as_named(
     text = prompts.contract(load_task(task_dir))
     assert "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY)" in text and "never a MIX type" in text
     assert "GetValue/SetValue of a LocalTensor or GlobalTensor count as" in text
+
+
+def test_the_sample_shapes_carry_their_attrs(task_dir):
+    task = load_task(task_dir)
+    c = task.cases[0]
+    text = prompts.task_statement(task)
+    assert all(f"{k}={v}" in text for k, v in c.attrs.items()) and c.attrs

@@ -56,7 +56,7 @@ def task_statement(task: Task) -> str:
     outs = ", ".join(f"{o.name}: {'|'.join(o.dtypes)}" for o in task.outputs)
     attrs = ", ".join(f"{a.name}: {a.type} = {a.default!r}" for a in task.attrs) or "none"
     shapes = "; ".join(" x ".join(_shape(s) for s in c.shapes) + " " + "/".join(d for d in c.dtypes if d)
-                       for c in task.cases[:6])
+                       + "".join(f" {k}={v}" for k, v in (c.attrs or {}).items()) for c in task.cases[:6])
     lines = [f"Operator {task.op_name} ({task.category}).",
              f"Formula: {task.formula}" if task.formula else "",
              f"Inputs: {ins}. Outputs: {outs}. Attributes (in proto order): {attrs}.",
