@@ -336,8 +336,12 @@ def test_a_golden_past_the_output_range_expects_the_inf_it_rounds_to():
     assert v.passed, v.message
     v = judge(torch.tensor([1.0, 3.4e38, -math.inf, 3.4e38], dtype=torch.float32), golden, actual, "float32")
     assert not v.passed and v.failure_class == "nan_inf_mismatch" and v.worst_index == (1,)
-    v = judge(torch.tensor([65504.0, math.inf], dtype=torch.float16), f64([65504.0, 1e6]), None, "float16")
+    # a saturating Cast gives the largest finite of the same sign: accepted there too
+    v = judge(torch.tensor([65504.0, math.inf, 65504.0, -65504.0], dtype=torch.float16),
+              f64([65504.0, 1e6, 1e6, -1e6]), None, "float16")
     assert v.passed, v.message
+    v = judge(torch.tensor([-65504.0], dtype=torch.float16), f64([1e6]), None, "float16")
+    assert not v.passed and v.failure_class == "nan_inf_mismatch"
 
 
 # ------------------------------------------------------------------------ exact and shape rules

@@ -275,16 +275,24 @@ class _Scan:
     worst_cancel: _Best = field(default_factory=_Best)
 
 
-def _overflowed(g: np.ndarray, name: str) -> np.ndarray:
-    """The fp64 golden with the values past the output format's range as the inf they round to
-    (golden_truncated's rule: exp(101) in a float32 output is +inf, and the kernel must give it)."""
+def _overflowed(a: np.ndarray, g: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(actual, golden) with a finite fp64 golden past the output format's range as the inf it
+    rounds to (golden_truncated: exp(101) in a float32 output is +inf), where the kernel must give
+    that inf or the format's largest finite of the same sign (a saturating Cast, the Cast API's
+    documented default), which then counts as the inf."""
+    mx = _FORMATS[_dtype_name(name)][2]
     with np.errstate(invalid="ignore"):
-        big = np.abs(g) > _FORMATS[_dtype_name(name)][2]
+        big = np.abs(g) > mx
     if not big.any():
-        return g
+        return a, g
     g = g.copy()
     g[big] = truncate(g[big], name)
-    return g
+    over = big & np.isinf(g)
+    saturated = over & (np.abs(a) == mx) & (np.sign(a) == np.sign(g))
+    if saturated.any():
+        a = a.copy()
+        a[saturated] = g[saturated]
+    return a, g
 
 
 def _scan(act, orc, ben, name: str, th: Thresholds) -> _Scan:
@@ -292,8 +300,7 @@ def _scan(act, orc, ben, name: str, th: Thresholds) -> _Scan:
     mare = th.mare
     for start in range(0, s.n, _CHUNK):
         stop = min(start + _CHUNK, s.n)
-        a = _f64(act, start, stop)
-        g = _overflowed(_f64(orc, start, stop), name)
+        a, g = _overflowed(_f64(act, start, stop), _f64(orc, start, stop), name)
         gfin = np.isfinite(g)
         afin = np.isfinite(a)
         valid = gfin & afin
