@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 os.environ.setdefault("CANNPILOT_CACHE", str(Path(tempfile.gettempdir()) / f"cannpilot-test-cache-{os.getuid()}"))
 
@@ -43,11 +44,13 @@ needs_root = pytest.mark.skipif(not (ROOT and CAPS["pid_mount_ipc_namespaces"] a
                                 reason="the uid and namespace layers need root (as in CI)")
 
 # Attacks the source scan refuses (check and the evaluator share it).
-SCANNED = ["asm_syscall", "cost_reset", "ctor_system", "diag_flood", "event_hide", "event_suppress", "forged_cost_exit", "include_dev_zero", "include_secret",
+SCANNED = ["asm_syscall", "cost_reset", "counter_forge", "ctor_system", "diag_flood", "event_hide", "event_suppress",
+           "forged_cost_exit", "include_dev_zero", "include_secret",
            "paste_internals", "preinit_daemon", "report_injection", "rival_attack", "static_init_fork",
            "tamper_rundir", "timing_probe"]
 # Attacks written in plain AscendC/C++ that pass it: the later layers stop them.
-UNSCANNED = ["data_probe_skip", "preprocessor_bomb", "raw_pointer", "raw_read_local", "wrong_when_large"]
+UNSCANNED = ["data_probe_skip", "preprocessor_bomb", "raw_pointer", "raw_read_local", "raw_ub_scalar",
+             "wrong_when_large"]
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +121,7 @@ def test_the_scan_sees_through_splices_and_names_taken_by_address():
     assert scan("auto w = &write;")
     assert scan("void f() { __libc_write(1, 0, 0); }")
     assert scan('void f() { c\\u0061nnsim::x(); }')
+    assert scan("void f(AscendC::LocalTensor<float> t) { t.sim_data()[0] = 1.0f; }")   # UB by its host address
     assert not scan("AscendC::TPipe pipe; void f() { pipe.InitBuffer(q, 2, 32); }")
 
 
@@ -193,15 +197,18 @@ def test_a_reset_cost_timeline_changes_nothing(relu, case):
     assert r.time_us == pytest.approx(honest.time_us, rel=1e-6)
 
 
-@pytest.mark.parametrize("name", ["event_suppress", "event_hide"])
+@pytest.mark.parametrize("name", ["event_suppress", "event_hide", "counter_forge"])
 def test_suppressed_or_hidden_cost_events_are_refused(relu, case, name):
+    """Forwarding off, the timeline's bytes restored, the hooks' flag cleared, the runtime's per-API
+    counters forged back: the events still come (kEventFd, guarded by the block's filter), so the
+    stream no longer agrees with what the block's memory says."""
     r = _unscanned(name, relu, case)
     assert "RUN.INTEGRITY" in _ids(r.diagnostics) and r.time_us is None and not r.ok
 
 
-def _unscanned_honest(relu, case):
+def _unscanned_honest(relu, case, inputs=None):
     b = build_module.build(HONEST, relu, ["float32", "float32"])
-    inputs = make_inputs(relu, case)
+    inputs = make_inputs(relu, case) if inputs is None else inputs
     return run(b, relu, case, inputs, outputs=reference(relu, case, inputs).outputs)
 
 
@@ -224,6 +231,26 @@ def test_inputs_read_through_raw_pointers_are_refused(relu, case):
     r = _unscanned("raw_read_local", relu, case)
     raw = [d for d in r.diagnostics if d.id == "RUN.INTEGRITY" and "raw pointer" in d.message]
     assert raw and "buffer 'x'" in raw[0].message and r.time_us is None and not r.ok, r.diagnostics[:3]
+
+
+def test_scalar_work_through_raw_ub_pointers_is_charged_and_scores_worse_than_its_twin(relu):
+    """`(__ubuf__ T*)t.GetPhyAddr()` is legal AscendC: each raw load and store is a scalar UB access,
+    charged as GetValue/SetValue are (a small case: every access is a trap and a single step)."""
+    from copilot.tasks import Case
+
+    small = Case(id="small", shapes=[(4096,)], dtypes=["float32"], attrs={}, value_ranges=[(-2.0, 2.0)])
+    inputs = make_inputs(relu, small)
+    honest = _unscanned_honest(relu, small, inputs)
+    b = build_module.build(REDTEAM / "raw_ub_scalar.cpp", relu, ["float32", "float32"])   # the scan passes it
+    assert b.ok, [d.message for d in b.diagnostics][:3]
+    r = run(b, relu, small, inputs, outputs=reference(relu, small, inputs).outputs)
+    if not r.ok:                      # a host that cannot single-step refuses it instead
+        assert "RUN.INTEGRITY" in _ids(r.diagnostics) and r.time_us is None, r.diagnostics[:3]
+        return
+    assert torch.equal(r.outputs[0], torch.relu(inputs[0]))
+    assert honest.time_us and r.time_us > honest.time_us
+    # 4096 loads and 4096 stores at the chip's scalar access cost, spread over the blocks
+    assert r.pipe_times.s > 10 * honest.pipe_times.s and r.pipe_times.v == 0
 
 
 def test_reporter_text_is_capped_and_stripped(relu, case):

@@ -38,7 +38,8 @@ ALLOWED_INCLUDES = {
 }
 
 # Namespaces and symbols of the emulator and launcher (any mention is refused).
-INTERNAL = {"cannsim", "cannsim_glue", "cannsim_h", "cannsim_pch"}
+INTERNAL = {"cannsim", "cannsim_glue", "cannsim_h", "cannsim_pch",
+            "sim_data", "sim_init"}   # emulator-side members (sim_data: UB by its host address, uncharged)
 
 # Operating-system, process, file, loader and control-transfer names.
 SYSTEM = {

@@ -59,6 +59,10 @@ inline Hooks& hooks() {
     return h;
 }
 
+// Whether API calls feed the timeline: a cost model is configured, or this is a block process
+// whose calls are forwarded (kEventFd open); clearing `enabled` from kernel code stops nothing.
+inline bool active() { return hooks().enabled || Timeline::events_open(); }
+
 inline int size_index(int elem_bytes) { return elem_bytes <= 1 ? 0 : elem_bytes == 2 ? 1 : elem_bytes == 4 ? 2 : 3; }
 
 // The weight of API `api` on elements of `elem_bytes` (see Hooks::weights), resolved once per name.
@@ -145,13 +149,13 @@ inline void begin_block(int64_t block_num) {
 }
 
 inline void note_operand(int slot, bool is_dst) {
-    if (!hooks().enabled) return;
+    if (!active()) return;
     Pending& q = hooks().pending;
     if (is_dst) { if (q.nwrites < 4) q.writes[q.nwrites++] = slot; }
     else if (q.nreads < 8) q.reads[q.nreads++] = slot;
 }
 inline void note_write(int slot) {
-    if (!hooks().enabled) return;
+    if (!active()) return;
     Pending& q = hooks().pending;
     for (int i = 0; i < q.nwrites; ++i)
         if (q.writes[i] == slot) return;
@@ -167,7 +171,7 @@ inline std::vector<GmRegion>& gm_regions() {
 
 // A copy moves `rows` bursts of `row_bytes`; `gm` is the GM address of its first byte.
 inline void note_rows(double rows, double row_bytes, const void* gm) {
-    if (!hooks().enabled) return;
+    if (!active()) return;
     Pending& q = hooks().pending;
     q.rows = rows;
     q.row_bytes = row_bytes;
@@ -179,7 +183,7 @@ inline void note_rows(double rows, double row_bytes, const void* gm) {
 
 // The next cube instruction's class (cube.h): Mmad input size class or LoadData target.
 inline void note_cube(int kind) {
-    if (hooks().enabled) hooks().pending.cube_kind = kind;
+    if (active()) hooks().pending.cube_kind = kind;
 }
 
 // The timeline's pipe of an AscendC pipe_t.
@@ -192,7 +196,7 @@ inline int timeline_pipe(int pipe) {
 
 // A multi-row copy: `rows` bursts of `row_bytes` (the GM address was noted by the bounds check).
 inline void set_row_shape(double rows, double row_bytes) {
-    if (!hooks().enabled) return;
+    if (!active()) return;
     Pending& q = hooks().pending;
     q.rows = rows;
     q.row_bytes = row_bytes;
@@ -201,11 +205,11 @@ inline void set_row_shape(double rows, double row_bytes) {
 // A scalar read or write of GM (GlobalTensor GetValue/SetValue): charged on the scalar unit and
 // counted as GM traffic, so work done element by element on GM is not free.
 inline void gm_scalar_access(uint64_t bytes, bool write) {
-    if (hooks().enabled) hooks().timeline.gm_scalar_access(static_cast<double>(bytes), write);
+    if (active()) hooks().timeline.gm_scalar_access(static_cast<double>(bytes), write);
 }
 
 inline void scalar_access(int slot, bool write) {
-    if (hooks().enabled) hooks().timeline.scalar_access(slot, write);
+    if (active()) hooks().timeline.scalar_access(slot, write);
 }
 
 // Called once per emulated instruction (from record_cost).
@@ -213,7 +217,7 @@ inline void on_record(int pipe, const char* api, uint32_t info, uint64_t element
     Hooks& h = hooks();
     Pending q = h.pending;
     h.pending = Pending{};
-    if (!h.enabled) return;
+    if (!active()) return;
     Timeline& t = h.timeline;
     if (std::strcmp(api, "SetFlag") == 0) { t.set_flag(timeline_pipe(pipe), static_cast<int>(info), static_cast<int>(elements)); return; }
     if (std::strcmp(api, "WaitFlag") == 0) { t.wait_flag(timeline_pipe(pipe), static_cast<int>(info), static_cast<int>(elements)); return; }

@@ -16,17 +16,22 @@
 // Times are in cycles of the vector core clock; the runner converts to microseconds and adds the
 // launch overhead. Everything here is a model: its outputs are estimates and labelled so.
 //
-// Out of the kernel's reach: in a block process the harness points the timeline at a pipe
+// Out of the kernel's reach: in a block process the harness puts a pipe at descriptor kEventFd
 // (`forward_to`), and every call becomes one fixed-size Event written there before the API call
 // returns to kernel code. The launcher, a separate process, replays the events (`apply`, which
 // checks every field) into a timeline of its own and reports that one's figures: what kernel code
-// could change in its own memory is only the events it has not made yet.
+// could change in its own memory is only the events it has not made yet. Whether a call is
+// forwarded does not depend on memory kernel code can write: `forward_` is only a shortcut, and
+// where it is off the open descriptor decides (`events_open`); the block's syscall filter refuses
+// closing, replacing or changing kEventFd (harness.cpp, protect_event_fd).
 #pragma once
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <fcntl.h>
 #include <initializer_list>
 #include <unistd.h>
 #include <vector>
@@ -80,34 +85,48 @@ struct Event {
     double a, b, c;             // bytes/weight, rows/row_bytes/aligned, cycles
 };
 constexpr int32_t kMaxEventSlot = 1 << 16;
+constexpr int kEventFd = 4000;      // a block's event pipe (the launcher has nothing open there)
+constexpr int kExitEventsLost = 88; // a block whose event could not be written ends with this
 
 class Timeline {
 public:
     explicit Timeline(const Params& p = Params{}) : p_(p) {}
 
     void reset(const Params& p) {
-        const int fd = forward_fd_;
+        const bool fwd = forward_;
         const uint32_t seq = seq_;
         *this = Timeline(p);
-        forward_fd_ = fd;
+        forward_ = fwd;
         seq_ = seq;
     }
     const Params& params() const { return p_; }
 
-    // From now on every call is written to `fd` as an Event instead of being computed here.
-    void forward_to(int fd) { forward_fd_ = fd; seq_ = 0; }
+    // From now on every call is written as an Event to `fd`, moved to kEventFd, instead of being
+    // computed here (the harness, in a block process). fd < 0 changes nothing while kEventFd is open.
+    void forward_to(int fd) {
+        if (fd >= 0 && fd != kEventFd) {
+            if (dup2(fd, kEventFd) != kEventFd) _exit(kExitEventsLost);
+            close(fd);
+        }
+        forward_ = fd >= 0;
+        seq_ = 0;
+    }
+    // Whether this process has an event pipe: only a block's harness opens kEventFd.
+    static bool events_open() { return fcntl(kEventFd, F_GETFD) >= 0; }
+    bool forwarding() const { return forward_ || events_open(); }
     // The first and the last event of a block (written by the harness before and after the entry):
     // the API calls counted so far on V, MTE2 and MTE3 (`a`, `b`, `c`), by a count kept apart from
     // the timeline, so the launcher can tell events that never came (see EventStream).
     void forward_mark(EventOp op, const double calls[3]) {
-        if (forward_fd_ < 0) return;
+        if (!forwarding()) return;
         Event e{};
         e.op = op;
         e.a = calls[0]; e.b = calls[1]; e.c = calls[2];
         send(e);
     }
 
-    // Replays one forwarded event; false when a field is out of range (a forged or torn event).
+    // Replays one forwarded event (here, never forwarded again); false when a field is out of range
+    // (a forged or torn event).
     bool apply(const Event& e) {
         if (e.nreads > 8 || e.nwrites > 4) return false;
         for (int i = 0; i < e.nreads; ++i) if (e.reads[i] < -1 || e.reads[i] >= kMaxEventSlot) return false;
@@ -115,20 +134,20 @@ public:
         for (double v : {e.a, e.b, e.c}) if (!(v >= 0.0 && v <= 1e18)) return false;   // NaN fails too
         const Slots reads{e.reads, e.nreads}, writes{e.writes, e.nwrites};
         switch (e.op) {
-            case EV_VECTOR: if (!(e.b > 0.0)) return false; vector(e.a, e.b, reads, writes); return true;
+            case EV_VECTOR: if (!(e.b > 0.0)) return false; vector_here(e.a, e.b, reads, writes); return true;
             case EV_CUBE: if ((e.pipe != M && e.pipe != MTE1) || !(e.b <= 2.0)) return false;
-                cube(e.pipe, e.a, static_cast<int>(e.b), reads, writes); return true;
+                cube_here(e.pipe, e.a, static_cast<int>(e.b), reads, writes); return true;
             case EV_DMA: if (e.pipe != MTE2 && e.pipe != MTE3 && e.pipe != FIX) return false;
-                dma(e.pipe, e.a, e.b, e.c != 0.0, reads, writes); return true;
-            case EV_SCALAR_ACCESS: if (e.nreads != 1) return false; scalar_access(e.reads[0], e.pipe != 0); return true;
-            case EV_GM_SCALAR: gm_scalar_access(e.a, e.pipe != 0); return true;
-            case EV_SCALAR: scalar(e.a); return true;
+                dma_here(e.pipe, e.a, e.b, e.c != 0.0, reads, writes); return true;
+            case EV_SCALAR_ACCESS: if (e.nreads != 1) return false; scalar_access_here(e.reads[0], e.pipe != 0); return true;
+            case EV_GM_SCALAR: gm_scalar_access_here(e.a, e.pipe != 0); return true;
+            case EV_SCALAR: scalar_here(e.a); return true;
             case EV_SET_FLAG: case EV_WAIT_FLAG:
                 if (e.pipe >= NPIPES || e.nreads != 2) return false;
-                if (e.op == EV_SET_FLAG) set_flag(e.pipe, e.reads[0], e.reads[1]); else wait_flag(e.pipe, e.reads[0], e.reads[1]);
+                if (e.op == EV_SET_FLAG) set_flag_here(e.pipe, e.reads[0], e.reads[1]); else wait_flag_here(e.pipe, e.reads[0], e.reads[1]);
                 return true;
-            case EV_BARRIER: barrier_all(); return true;
-            case EV_UNMODELLED: unmodelled(); return true;
+            case EV_BARRIER: barrier_all_here(); return true;
+            case EV_UNMODELLED: unmodelled_here(); return true;
             default: return false;
         }
     }
@@ -151,18 +170,24 @@ public:
     struct Slots { const int* p; size_t n; const int* begin() const { return p; } const int* end() const { return p + n; } };
 
     double vector(double bytes, double weight, Slots reads, Slots writes) {
-        if (forward_fd_ >= 0) { Event e = event(EV_VECTOR, 0, reads, writes); e.a = bytes; e.b = weight; send(e); return 0; }
+        if (forwarding()) { Event e = event(EV_VECTOR, 0, reads, writes); e.a = bytes; e.b = weight; send(e); return 0; }
+        return vector_here(bytes, weight, reads, writes);
+    }
+    double vector_here(double bytes, double weight, Slots reads, Slots writes) {
         const double repeats = std::max(1.0, std::ceil(bytes / p_.vector_bytes_per_cycle));
         return issue(V, p_.vector_issue_cycles + repeats * weight, reads, writes);
     }
 
     double dma(int pipe, double rows, double row_bytes, bool gm_aligned_512, Slots reads, Slots writes) {
-        if (forward_fd_ >= 0) {
+        if (forwarding()) {
             Event e = event(EV_DMA, pipe, reads, writes);
             e.a = rows; e.b = row_bytes; e.c = gm_aligned_512 ? 1.0 : 0.0;
             send(e);
             return 0;
         }
+        return dma_here(pipe, rows, row_bytes, gm_aligned_512, reads, writes);
+    }
+    double dma_here(int pipe, double rows, double row_bytes, bool gm_aligned_512, Slots reads, Slots writes) {
         const double bytes = rows * row_bytes;
         double eff = gm_aligned_512 ? 1.0 : p_.gm_unaligned_efficiency;
         if (row_bytes < p_.small_burst_bytes) eff *= std::max(0.125, row_bytes / p_.small_burst_bytes);
@@ -180,7 +205,10 @@ public:
     // Cube work: an Mmad of `units` MACs (pipe M, `kind` = input element size class 0 b16, 1 b8, 2 b32)
     // or a LoadData of `units` bytes into L0A (`kind` 0) or L0B (1) on MTE1.
     double cube(int pipe, double units, int kind, Slots reads, Slots writes) {
-        if (forward_fd_ >= 0) { Event e = event(EV_CUBE, pipe, reads, writes); e.a = units; e.b = kind; send(e); return 0; }
+        if (forwarding()) { Event e = event(EV_CUBE, pipe, reads, writes); e.a = units; e.b = kind; send(e); return 0; }
+        return cube_here(pipe, units, kind, reads, writes);
+    }
+    double cube_here(int pipe, double units, int kind, Slots reads, Slots writes) {
         kind = std::min(2, std::max(0, kind));
         const double cycles = pipe == M
             ? p_.cube_issue_cycles + units / p_.cube_macs_per_cycle[kind]
@@ -195,7 +223,10 @@ public:
 
     // A scalar read or write of UB (GetValue/SetValue): waits for the data, stalls issue.
     void scalar_access(int slot, bool write) {
-        if (forward_fd_ >= 0) { Event e = event(EV_SCALAR_ACCESS, write, Slots{&slot, 1}, Slots{nullptr, 0}); send(e); return; }
+        if (forwarding()) { Event e = event(EV_SCALAR_ACCESS, write, Slots{&slot, 1}, Slots{nullptr, 0}); send(e); return; }
+        scalar_access_here(slot, write);
+    }
+    void scalar_access_here(int slot, bool write) {
         SlotTimes& st = at(slot);
         double t = std::max(s_time_, st.ready);
         if (write) t = std::max(t, st.readers_done);
@@ -214,7 +245,10 @@ public:
     // A scalar access of GM: costed as a scalar access of UB (no data cache is modelled), its
     // bytes part of the core's GM traffic, so an element-by-element loop over GM is not free.
     void gm_scalar_access(double bytes, bool write) {
-        if (forward_fd_ >= 0) { Event e{}; e.op = EV_GM_SCALAR; e.pipe = write; e.a = bytes; send(e); return; }
+        if (forwarding()) { Event e{}; e.op = EV_GM_SCALAR; e.pipe = write; e.a = bytes; send(e); return; }
+        gm_scalar_access_here(bytes, write);
+    }
+    void gm_scalar_access_here(double bytes, bool write) {
         const double t = p_.scalar_access_cycles;
         s_time_ += t;
         cost_.busy[S] += t;
@@ -224,19 +258,28 @@ public:
 
     // Plain scalar work (loop control, address arithmetic) attributed to the S pipe.
     void scalar(double cycles) {
-        if (forward_fd_ >= 0) { Event e{}; e.op = EV_SCALAR; e.a = cycles; send(e); return; }
+        if (forwarding()) { Event e{}; e.op = EV_SCALAR; e.a = cycles; send(e); return; }
+        scalar_here(cycles);
+    }
+    void scalar_here(double cycles) {
         s_time_ += cycles;
         cost_.busy[S] += cycles;
     }
 
     // SetFlag<src_dst>(id): remember when `src` has finished everything issued so far.
     void set_flag(int src, int event, int id) {
-        if (forward_fd_ >= 0) { forward_flag(EV_SET_FLAG, src, event, id); return; }
+        if (forwarding()) { forward_flag(EV_SET_FLAG, src, event, id); return; }
+        set_flag_here(src, event, id);
+    }
+    void set_flag_here(int src, int event, int id) {
         flags_.push_back({event, id, src == S ? s_time_ : pipe_free_[src]});
     }
     // WaitFlag<src_dst>(id): `dst` (or the scalar unit) waits for that moment.
     void wait_flag(int dst, int event, int id) {
-        if (forward_fd_ >= 0) { forward_flag(EV_WAIT_FLAG, dst, event, id); return; }
+        if (forwarding()) { forward_flag(EV_WAIT_FLAG, dst, event, id); return; }
+        wait_flag_here(dst, event, id);
+    }
+    void wait_flag_here(int dst, int event, int id) {
         for (auto it = flags_.begin(); it != flags_.end(); ++it) {
             if (it->event == event && it->id == id) {
                 if (dst == S) s_time_ = std::max(s_time_, it->time);
@@ -249,14 +292,20 @@ public:
     // PipeBarrier<pipe>: pipes are in order, so only PIPE_ALL (all = -1 here) changes anything:
     // the scalar unit waits until every pipe is idle.
     void barrier_all() {
-        if (forward_fd_ >= 0) { Event e{}; e.op = EV_BARRIER; send(e); return; }
+        if (forwarding()) { Event e{}; e.op = EV_BARRIER; send(e); return; }
+        barrier_all_here();
+    }
+    void barrier_all_here() {
         double t = s_time_;
         for (double f : pipe_free_) t = std::max(t, f);
         s_time_ = t;
     }
 
     void unmodelled() {
-        if (forward_fd_ >= 0) { Event e{}; e.op = EV_UNMODELLED; send(e); return; }
+        if (forwarding()) { Event e{}; e.op = EV_UNMODELLED; send(e); return; }
+        unmodelled_here();
+    }
+    void unmodelled_here() {
         ++cost_.unmodelled;
     }
 
@@ -300,7 +349,9 @@ private:
     // One write per event (smaller than PIPE_BUF, so atomic): nothing stays behind in this process.
     void send(Event& e) {
         e.seq = seq_++;
-        while (::write(forward_fd_, &e, sizeof e) < 0 && errno == EINTR) {}
+        ssize_t n;
+        while ((n = ::write(kEventFd, &e, sizeof e)) < 0 && errno == EINTR) {}
+        if (n != static_cast<ssize_t>(sizeof e)) _exit(kExitEventsLost);   // never a silently lost event
     }
 
     struct SlotTimes {
@@ -341,7 +392,7 @@ private:
     }
 
     Params p_;
-    int forward_fd_ = -1;       // >= 0 in a block process: calls become Events on this pipe
+    bool forward_ = false;      // a block process: calls become Events on kEventFd (see forwarding)
     uint32_t seq_ = 0;
     double s_time_ = 0;
     double pipe_free_[NPIPES] = {};

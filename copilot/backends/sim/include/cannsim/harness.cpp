@@ -42,6 +42,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <vector>
 
@@ -140,6 +141,53 @@ static void forbid_fork() {
     enosys.add(SYS_clone3);
 #endif
     install_filter(kill, {}, enosys);
+}
+
+// A block's event pipe stays where the timeline writes it (cost_timeline.h kEventFd): closing it,
+// putting another descriptor there or changing its flags is refused, so no data kernel code can
+// write decides whether its API calls reach the launcher.
+static bool protect_event_fd() {
+#ifdef CANNSIM_AUDIT_ARCH
+    const uint32_t fd = static_cast<uint32_t>(cannsim::cost::kEventFd);
+    const uint32_t deny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
+    auto arg_lo = [](int i) { return static_cast<uint32_t>(offsetof(struct seccomp_data, args) + 8 * i); };
+    std::vector<sock_filter> f;
+    auto stmt = [&](uint16_t code, uint32_t k) { f.push_back(BPF_STMT(code, k)); };
+    auto jump = [&](uint16_t code, uint32_t k, uint8_t jt, uint8_t jf) { f.push_back(BPF_JUMP(code, k, jt, jf)); };
+    stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+    jump(BPF_JMP | BPF_JEQ | BPF_K, CANNSIM_AUDIT_ARCH, 1, 0);
+    stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+    // (syscall, index of its descriptor argument): refused when that argument is kEventFd
+    std::vector<std::pair<long, int>> on_fd = {{SYS_close, 0}, {SYS_dup3, 1}};
+#ifdef SYS_dup2
+    on_fd.push_back({SYS_dup2, 1});
+#endif
+    for (const auto& [nr, arg] : on_fd) {
+        stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+        jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 3);
+        stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(arg));
+        jump(BPF_JMP | BPF_JEQ | BPF_K, fd, 0, 1);
+        stmt(BPF_RET | BPF_K, deny);
+    }
+    // fcntl on it: only F_GETFD (the timeline's check that it is open)
+    stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 0, 5);
+    stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(0));
+    jump(BPF_JMP | BPF_JEQ | BPF_K, fd, 0, 3);
+    stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(1));
+    jump(BPF_JMP | BPF_JEQ | BPF_K, F_GETFD, 1, 0);
+    stmt(BPF_RET | BPF_K, deny);
+#ifdef SYS_close_range
+    stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_close_range, 0, 1);
+    stmt(BPF_RET | BPF_K, deny);
+#endif
+    stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    sock_fprog prog{static_cast<unsigned short>(f.size()), f.data()};
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+#else
+    return false;
+#endif
 }
 
 // ---------------------------------------------------------------- case description
@@ -339,11 +387,37 @@ static const char* signal_name(int sig) {
     }
 }
 
+static size_t g_page = 4096;
+static uintptr_t g_ub_open[4];     // UB view pages opened for the instruction being single-stepped
+static int g_ub_open_n = 0;
+
+// The live UB buffer (slot) holding byte `off` of the arena, or -1.
+static int ub_slot_at(uint64_t off) {
+    const auto& st = cannsim::detail::state();
+    for (size_t k = 0; k < st.slots.size(); ++k)
+        if (st.slots[k].live && off >= st.slots[k].offset && off < st.slots[k].offset + st.slots[k].bytes)
+            return static_cast<int>(k);
+    return -1;
+}
+
+static bool in_ub_view(uintptr_t addr) {
+    const auto& st = cannsim::detail::state();
+    const uintptr_t base = reinterpret_cast<uintptr_t>(st.ub_alias);
+    return base && addr >= base && addr - base < st.ub_storage.bytes;
+}
+
 static const char* g_phase = "kernel";
 
 static void crash_handler(int sig, siginfo_t* info, void*) {
     uintptr_t addr = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
     size_t ps = page_size();
+    if ((sig == SIGSEGV || sig == SIGBUS) && in_ub_view(addr)) {
+        report("RUN.INTEGRITY", "error", 0, "", "%s: the %s accessed UB byte %llu through a raw pointer in a way "
+               "the emulator cannot charge (an instruction touching several UB pages, or a host without "
+               "single-stepping); use LocalTensor::GetValue/SetValue or the vector APIs", signal_name(sig), g_phase,
+               static_cast<unsigned long long>(addr - reinterpret_cast<uintptr_t>(cannsim::detail::state().ub_alias)));
+        _exit(kExitReported);
+    }
     if (sig == SIGSEGV || sig == SIGBUS) {
         for (const auto& b : g_gm) {
             uintptr_t alo = reinterpret_cast<uintptr_t>(b.alias_region);
@@ -389,6 +463,42 @@ static void crash_handler(int sig, siginfo_t* info, void*) {
     _exit(kExitReported);
 }
 
+// ---------------------------------------------------------------- scalar UB access through raw pointers
+// Kernel code sees UB at a PROT_NONE view of the arena (runtime.h UbArena), so `(__ubuf__ T*)
+// t.GetPhyAddr()` dereferenced faults here. On x86-64 the fault is charged as one scalar UB access
+// (as GetValue/SetValue are: legal on the chip, at scalar cost), the page is opened and the
+// instruction single-stepped (the trap flag), and the trap closes the page again. Elsewhere, and
+// for an instruction that touches more pages than a scalar access can, the run is refused.
+static bool ub_fault(int sig, siginfo_t* info, void* ctx) {
+#if defined(__x86_64__)
+    auto* uc = static_cast<ucontext_t*>(ctx);
+    constexpr greg_t kTrapFlag = 0x100;
+    if (sig == SIGTRAP) {
+        if (g_ub_open_n == 0) return false;
+        for (int k = 0; k < g_ub_open_n; ++k) mprotect(reinterpret_cast<void*>(g_ub_open[k]), g_page, PROT_NONE);
+        g_ub_open_n = 0;
+        uc->uc_mcontext.gregs[REG_EFL] &= ~kTrapFlag;
+        return true;
+    }
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
+    if (sig != SIGSEGV || !in_ub_view(addr) || g_ub_open_n >= 4) return false;
+    const uint64_t off = addr - reinterpret_cast<uintptr_t>(cannsim::detail::state().ub_alias);
+    cannsim::cost::scalar_access(ub_slot_at(off), (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0);
+    const uintptr_t page = addr & ~(static_cast<uintptr_t>(g_page) - 1);
+    if (mprotect(reinterpret_cast<void*>(page), g_page, PROT_READ | PROT_WRITE) != 0) return false;
+    g_ub_open[g_ub_open_n++] = page;
+    uc->uc_mcontext.gregs[REG_EFL] |= kTrapFlag;
+    return true;
+#else
+    (void)sig; (void)info; (void)ctx;
+    return false;
+#endif
+}
+
+static void fault_handler(int sig, siginfo_t* info, void* ctx) {
+    if (!ub_fault(sig, info, ctx)) crash_handler(sig, info, ctx);
+}
+
 static void out_of_memory() {
     report("RUN.MEMORY", "error", 0, "", "the %s ran out of memory (an allocation failed under the "
            "sandbox's address-space limit)", g_phase);
@@ -424,7 +534,14 @@ static void enter_candidate_child(const char* phase, int64_t block, int cpu_seco
     struct sigaction sa{};
     sa.sa_sigaction = crash_handler;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
-    for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) sigaction(s, &sa, nullptr);
+    for (int s : {SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(s, &sa, nullptr);
+    // SIGSEGV and SIGTRAP come back for every charged raw UB access (ub_fault); a fault while the
+    // handler runs (the signal is blocked then) kills the process.
+    g_page = page_size();
+    struct sigaction ub{};
+    ub.sa_sigaction = fault_handler;
+    ub.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    for (int s : {SIGSEGV, SIGTRAP}) sigaction(s, &ub, nullptr);
     std::set_new_handler(out_of_memory);
     std::set_terminate(on_terminate);
     if (cpu_seconds > 0) {
@@ -735,7 +852,8 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
             cannsim::begin_block(core_idx, core_num);
             double calls[3];
             api_calls(calls);
-            cannsim::cost::hooks().timeline.forward_to(fds[1]);
+            cannsim::cost::hooks().timeline.forward_to(fds[1]);   // now at kEventFd
+            if (!protect_event_fd()) _exit(cannsim::cost::kExitEventsLost);
             cannsim::cost::hooks().timeline.forward_mark(cannsim::cost::EV_BEGIN, calls);
             cannsim::cost::hooks().sink = g_records[i].cost;
             cannsim::cost::hooks().sink_cap = sizeof g_records[i].cost;

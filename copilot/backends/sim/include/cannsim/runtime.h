@@ -127,22 +127,34 @@ struct GmRegion { const uint8_t* base; uint64_t bytes; std::string name; };
 
 // The UB arena: fresh anonymous pages, zero without being written, so a block faults in only the
 // pages it touches (the chip's UB in one call, see begin_block) instead of zeroing the whole arena.
+// The same pages are mapped a second time, PROT_NONE, at `alias`: that is where kernel code sees UB
+// (LocalTensor::GetPhyAddr), so a scalar access through a raw `__ubuf__` pointer traps and the
+// harness charges it as a scalar UB access before letting it through (harness.cpp, ub_fault).
 struct UbArena {
     uint8_t* data = nullptr;
+    uint8_t* alias = nullptr;
     size_t bytes = 0;
     UbArena() = default;
     UbArena(const UbArena&) = delete;
     UbArena& operator=(const UbArena&) = delete;
-    ~UbArena() { if (data) munmap(data, bytes); }
-    void reset(size_t n) {
+    ~UbArena() { release(); }
+    void release() {
+        if (alias) munmap(alias, bytes);
         if (data) munmap(data, bytes);
-        void* m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        data = alias = nullptr;
+    }
+    void reset(size_t n) {
+        release();
+        void* m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED) {          // as operator new: the launcher's handler reports RUN.MEMORY
             if (std::new_handler h = std::get_new_handler()) h();
             throw std::bad_alloc();
         }
         data = static_cast<uint8_t*>(m);
         bytes = n;
+        void* a = mremap(m, 0, n, MREMAP_MAYMOVE);      // old size 0: a second view of shared pages
+        if (a != MAP_FAILED && mprotect(a, n, PROT_NONE) == 0) alias = static_cast<uint8_t*>(a);
+        else if (a != MAP_FAILED) munmap(a, n);
     }
 };
 
@@ -153,6 +165,7 @@ struct State {
     bool in_block = false;
     UbArena ub_storage;
     uint8_t* ub = nullptr;
+    uint8_t* ub_alias = nullptr;     // UB as kernel code sees it (UbArena::alias), or null
     uint64_t ub_virtual = 0;         // arena size we can actually back (> chip UB, for overflow runs)
     uint64_t ub_used = 0;
     int buffers_used = 0;
@@ -298,6 +311,7 @@ inline void begin_block(int64_t idx, int64_t num) {
     s.mem_virtual[MEM_UB] = s.ub_virtual;
     s.ub_storage.reset(arena);
     s.ub = s.ub_storage.data;                                       // page aligned
+    s.ub_alias = s.ub_storage.alias;
 #ifdef MADV_POPULATE_WRITE
     (void)madvise(s.ub, c.ub_bytes, MADV_POPULATE_WRITE);            // older kernels: faults as usual
 #endif

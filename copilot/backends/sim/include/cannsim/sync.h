@@ -29,7 +29,7 @@ template <int N> struct SyncAllUse {
 };
 
 inline void sync_all_cost() {
-    if (cost::hooks().enabled) {
+    if (cost::active()) {
         cost::hooks().timeline.barrier_all();
         cost::hooks().timeline.scalar(kSyncAllCycles);
     }

@@ -8,6 +8,15 @@ namespace cannsim {
 
 struct UbExtent { uint64_t lo, hi; };
 
+// Where kernel code sees UB (runtime.h UbArena: a PROT_NONE view of the arena, 0 without one).
+inline uint64_t ub_view_base() { return reinterpret_cast<uintptr_t>(detail::state().ub_alias); }
+
+// The UB byte address of a LocalTensor::GetPhyAddr value; a plain UB byte address stays as it is.
+inline uint64_t ub_offset(uint64_t phy) {
+    const uint64_t base = ub_view_base();
+    return base && phy >= base && phy - base < detail::state().ub_storage.bytes ? phy - base : phy;
+}
+
 inline UbExtent slot_extent(int slot) {
     auto& s = detail::state();
     if (slot < 0 || slot >= static_cast<int>(s.slots.size())) return {0, s.ub_virtual};
@@ -72,8 +81,10 @@ public:
     using PrimType = T;
     LocalTensor() = default;
 
-    uint64_t GetPhyAddr() const { return addr_; }
-    uint64_t GetPhyAddr(uint32_t offset) const { return addr_ + uint64_t(offset) * sizeof(T); }
+    // In the kernel's view of UB: `(__ubuf__ T*)GetPhyAddr()` is a pointer whose scalar accesses
+    // are charged like GetValue/SetValue (harness.cpp, ub_fault).
+    uint64_t GetPhyAddr() const { return cannsim::ub_view_base() + addr_; }
+    uint64_t GetPhyAddr(uint32_t offset) const { return GetPhyAddr() + uint64_t(offset) * sizeof(T); }
     uint32_t GetSize() const { return size_; }
     uint32_t GetLength() const { return size_ * static_cast<uint32_t>(sizeof(T)); }
     void SetSize(uint32_t size) { size_ = size; }

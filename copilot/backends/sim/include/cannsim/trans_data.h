@@ -134,8 +134,8 @@ inline void TransDataTo5HD(uint64_t dstList[NCHW_CONV_ADDR_LIST_SIZE], uint64_t 
                            const TransDataTo5HDParams& p, CANNSIM_LOC) {
     cannsim::Trans5hdList d{}, s{};
     for (int i = 0; i < 16; ++i) {
-        d.addr[i] = dstList[i]; d.slot[i] = -1;
-        s.addr[i] = srcList[i]; s.slot[i] = -1;
+        d.addr[i] = cannsim::ub_offset(dstList[i]); d.slot[i] = -1;
+        s.addr[i] = cannsim::ub_offset(srcList[i]); s.slot[i] = -1;
     }
     cannsim::trans_5hd<T>(d, s, p.dstHighHalf, p.srcHighHalf, p.repeatTimes, p.dstRepStride, p.srcRepStride, loc);
 }
@@ -151,6 +151,8 @@ inline void TransDataTo5HD(const LocalTensor<uint64_t>& dst, const LocalTensor<u
     for (int i = 0; i < 16; ++i) {
         std::memcpy(&d.addr[i], ub_at(dst.addr_ + 8 * i), 8); d.slot[i] = -1;
         std::memcpy(&s.addr[i], ub_at(src.addr_ + 8 * i), 8); s.slot[i] = -1;
+        d.addr[i] = ub_offset(d.addr[i]);
+        s.addr[i] = ub_offset(s.addr[i]);
     }
     if (count_only()) {            // no data, so no addresses: each list entry is a block of its tensor
         for (int i = 0; i < 16; ++i) { d.addr[i] = dst.addr_; d.slot[i] = dst.slot_; s.addr[i] = src.addr_; s.slot[i] = src.slot_; }
