@@ -35,7 +35,8 @@ TOOL read_card <ID>      read a knowledge card in full (ids as in the knowledge 
 TOOL show_diagnostics    the last diagnostics with their explaining cards
 TOOL show_pipe_profile   per-pipe busy times and the bottleneck of the last passing run
 Put your kernel in a ```cpp block in the same reply as the tool calls that should see it.
-When the kernel passes the quick cases, reply DONE."""
+Reply DONE when the kernel passes: the latest kernel is then judged and timed as generation 1 (later
+rounds, if any, make variants of it). Speed work before DONE is welcome, within the turn budget."""
 
 TOOL_LINE = re.compile(r"^[ \t]*TOOL[ \t]+(build|run_quick_cases|read_card|show_diagnostics|show_pipe_profile)\b"
                        r"[ \t]*(.*)$", re.M)
