@@ -1,7 +1,8 @@
 """The lowering's index patterns: torch.gather as a kernel of its own (a window of x in UB read
 through byte offsets, whole rows, or scalar reads when the window does not fit), cross-entropy
 over class indices (rows or strided class axes, online logsumexp over class chunks, the cores'
-partials combined after SyncAll), and what stays outside them exits 3 naming the op."""
+partials combined after SyncAll), segment sums (atomic adds into a zeroed output, from a private
+table per core or row by row), and what stays outside them exits 3 naming the op."""
 
 from __future__ import annotations
 
@@ -124,6 +125,38 @@ def test_cross_entropy_with_class_chunks_passes_the_emulator(tmp_path):
 def test_every_cross_entropy_mode_passes_the_emulator(tmp_path):
     task = _fixture("lw_cross_entropy")
     path = tmp_path / "lw_cross_entropy.cpp"
+    path.write_text(lower(task).source)
+    report = check_kernel(path, task, chip="910B2", cases="all")
+    failed = [(c.id, c.failure_class, c.message[:200]) for c in report.cases if not c.passed]
+    assert report.compiled and report.correct, failed
+    assert len(report.cases) == len(select_cases(task, "all"))
+
+
+def test_segment_sum_adds_rows_into_a_zeroed_output_by_atomics():
+    task = _fixture("lw_segment_sum")
+    plan = plan_task(task)
+    assert plan.pattern == "segment_sum" and (plan.data, plan.ids) == (0, 1)
+    kernel = lower(task).source.split("namespace optiling", 1)[0]
+    # zeroed by every core before the barrier, then added into by atomic copies
+    assert kernel.index("ZeroShare();") < kernel.index("SyncAll();") < kernel.index("AddTile(unitStart_ + u)")
+    assert "SetAtomicAdd<Acc>()" in kernel and "SetAtomicNone()" in kernel
+
+
+def test_segment_sum_of_int64_data_is_not_served():
+    d = CANNBENCH / "level2" / "unsorted_segment_sum"
+    if not (d / "proto.yaml").is_file():
+        pytest.skip(f"CANN-Bench unsorted_segment_sum not found at {d}")
+    task = load_task(str(d))
+    plan = plan_task(task)
+    int64 = {c.id for c in task.cases if c.dtypes[0] == "int64"}
+    assert int64 and set(plan.unserved) == int64      # GM atomics add fp32 / int32 only
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_every_segment_sum_mode_passes_the_emulator(tmp_path):
+    task = _fixture("lw_segment_sum")
+    path = tmp_path / "lw_segment_sum.cpp"
     path.write_text(lower(task).source)
     report = check_kernel(path, task, chip="910B2", cases="all")
     failed = [(c.id, c.failure_class, c.message[:200]) for c in report.cases if not c.passed]

@@ -126,7 +126,7 @@ def _ignore_rule(task, found) -> tuple:
 def render(plan: CrossEntropyPlan, knobs: dict) -> str:
     from copilot.backends.sim.build import camel
     from copilot.export.opdef import task_opdef
-    from copilot.lowering.indexing import SYNC_PIPES, core_split
+    from copilot.lowering.indexing import SYNC_PIPES, TILING_HEAD, UNIT_RANGE, core_split
     from copilot.lowering.source import _dtype_bytes_fn, _ident, _macro_of
 
     t = plan.task
@@ -154,7 +154,7 @@ def render(plan: CrossEntropyPlan, knobs: dict) -> str:
     else:
         ignore = f"    td->ignoreIndex = {int(plan.ignore_rule[1])};\n"
     xn, tn, yn = t.inputs[plan.x].name, t.inputs[plan.target].name, t.outputs[0].name
-    text = _KERNEL + "\n" + _TILING
+    text = (_KERNEL + "\n" + _TILING).replace("@TILING_HEAD@", TILING_HEAD).replace("@UNIT_RANGE@", UNIT_RANGE)
     for key, val in (("@OP@", t.op_name), ("@NAME@", t.name), ("@T@", f"{cls}TilingData"), ("@K@", f"Kernel{cls}"),
                      ("@XT@", _macro_of(xn)), ("@TT@", _macro_of(tn)), ("@X@", _ident(xn)), ("@TG@", _ident(tn)),
                      ("@Y@", _ident(yn)), ("@XI@", str(plan.x)), ("@TI@", str(plan.target)),
@@ -247,15 +247,7 @@ public:
             partialGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(GetUserWorkspace(workspace)),
                                        td_.blockDim * PARTIAL_FLOATS);
         }
-        const uint64_t blockIdx = static_cast<uint64_t>(GetBlockIdx());
-        if (blockIdx < td_.formerNum) {
-            unitStart_ = blockIdx * td_.formerUnits;
-            unitCount_ = td_.formerUnits;
-        } else {
-            unitStart_ = td_.formerNum * td_.formerUnits + (blockIdx - td_.formerNum) * td_.tailUnits;
-            unitCount_ = td_.tailUnits;
-        }
-        const uint32_t tileElems = (td_.mode == MODE_ROWS ? td_.tileRows : td_.chunk) * td_.pitch;
+@UNIT_RANGE@        const uint32_t tileElems = (td_.mode == MODE_ROWS ? td_.tileRows : td_.chunk) * td_.pitch;
         pipe_.InitBuffer(xQue_, td_.bufferNum, tileElems * sizeof(Logit));
         pipe_.InitBuffer(xfBuf_, tileElems * sizeof(float));
         // a statistic vector and the reductions' scratch (which also takes every core's partials)
@@ -528,17 +520,7 @@ extern "C" __global__ __aicore__ void @NAME@_custom(@ARGS@, GM_ADDR @Y@, GM_ADDR
 }
 """
 
-_TILING = r"""namespace optiling {
-@DTYPE_BYTES@
-
-static ge::graphStatus TilingFunc(gert::TilingContext* context)
-{
-    @T@* td = context->GetTilingData<@T@>();
-    if (td == nullptr) {
-        return ge::GRAPH_FAILED;
-    }
-    std::memset(td, 0, sizeof(@T@));
-    const gert::RuntimeAttrs* attrs = context->GetAttrs();
+_TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAttrs();
     if (attrs == nullptr) {
         return ge::GRAPH_FAILED;
     }

@@ -42,8 +42,9 @@ class GatherPlan:
 
 def _index_plans():
     from copilot.lowering.cross_entropy import CrossEntropyPlan
+    from copilot.lowering.segment import SegmentSumPlan
 
-    return (GatherPlan, CrossEntropyPlan)
+    return (GatherPlan, CrossEntropyPlan, SegmentSumPlan)
 
 
 def _gather_of(gm):
@@ -75,11 +76,15 @@ def _gather_of(gm):
 
 
 def plan_index(task):
-    """The index plan of `task` (a gather, a cross-entropy over class indices), or None."""
+    """The index plan of `task` (a gather, a cross-entropy over class indices, a segment sum), or None."""
     from copilot.lowering.cross_entropy import plan_cross_entropy
+    from copilot.lowering.segment import plan_segment_sum
 
-    plan = _plan_gather(task)
-    return plan if plan is not None else plan_cross_entropy(task)
+    for planner in (_plan_gather, plan_cross_entropy, plan_segment_sum):
+        plan = planner(task)
+        if plan is not None:
+            return plan
+    return None
 
 
 def _plan_gather(task):
@@ -126,8 +131,10 @@ def render_plan(plan, knobs: dict) -> str:
     """The candidate source of an index plan."""
     if isinstance(plan, GatherPlan):
         return _render_gather(plan, knobs)
-    from copilot.lowering import cross_entropy
+    from copilot.lowering import cross_entropy, segment
 
+    if isinstance(plan, segment.SegmentSumPlan):
+        return segment.render(plan, knobs)
     return cross_entropy.render(plan, knobs)
 
 
@@ -152,7 +159,7 @@ def _render_gather(plan: GatherPlan, knobs: dict) -> str:
     else:
         dim = str(int(plan.dim_rule[1]))
         dim_doc = f"fixed at {plan.dim_rule[1]}"
-    text = _KERNEL + "\n" + _TILING
+    text = (_KERNEL + "\n" + _TILING).replace("@TILING_HEAD@", TILING_HEAD).replace("@UNIT_RANGE@", UNIT_RANGE)
     for key, val in (("@OP@", t.op_name), ("@NAME@", t.name), ("@T@", T), ("@K@", f"Kernel{cls}"),
                      ("@XT@", _macro_of(xn)), ("@IT@", _macro_of(iname)), ("@YT@", _macro_of(yn)),
                      ("@XI@", str(plan.x)), ("@II@", str(plan.index)),
@@ -161,7 +168,8 @@ def _render_gather(plan: GatherPlan, knobs: dict) -> str:
                      ("@DIM@", dim), ("@DIMDOC@", dim_doc), ("@DTYPE_BYTES@", _dtype_bytes_fn()),
                      ("@BUFNUM@", str(int(knobs["buffer_num"]))),
                      ("@RESERVE@", str(int(knobs["ub_reserve_bytes"]))),
-                     ("@CAP@", str(int(knobs["tile_elems"]))), ("@SPLIT@", core_split(knobs, "td->outNumel", "units")), ("@SYNC@", SYNC_PIPES)):
+                     ("@CAP@", str(int(knobs["tile_elems"]))),
+                     ("@SPLIT@", core_split(knobs, "td->outNumel", "units")), ("@SYNC@", SYNC_PIPES)):
         text = text.replace(key, val)
     text += "\n\n" + task_opdef(t, camel(f"{t.name}_custom")).rstrip("\n") + "\n"
     return text
@@ -187,7 +195,28 @@ def core_split(knobs, work: str, units: str) -> str:
             f"    context->SetBlockDim(static_cast<uint32_t>(blockDim));\n")
 
 
-# the pipe-to-pipe wait every kernel of this module uses
+# The snippets every index kernel shares: the opening of its TilingFunc, this core's range of
+# units (former cores take one more), and the pipe-to-pipe wait.
+TILING_HEAD = r"""namespace optiling {
+@DTYPE_BYTES@
+
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    @T@* td = context->GetTilingData<@T@>();
+    if (td == nullptr) {
+        return ge::GRAPH_FAILED;
+    }
+    std::memset(td, 0, sizeof(@T@));
+"""
+UNIT_RANGE = r"""        const uint64_t blockIdx = static_cast<uint64_t>(GetBlockIdx());
+        if (blockIdx < td_.formerNum) {
+            unitStart_ = blockIdx * td_.formerUnits;
+            unitCount_ = td_.formerUnits;
+        } else {
+            unitStart_ = td_.formerNum * td_.formerUnits + (blockIdx - td_.formerNum) * td_.tailUnits;
+            unitCount_ = td_.tailUnits;
+        }
+"""
 SYNC_PIPES = r"""    template <HardEvent EVT>
     __aicore__ inline void SyncPipes()
     {
@@ -269,15 +298,7 @@ public:
         xElemGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Elem*>(xAddr), td_.xNumel);
         idxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ IndexUnit*>(idxAddr), td_.outNumel * IDX_UNITS);
         yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Unit*>(yAddr), td_.outNumel * UNITS);
-        const uint64_t blockIdx = static_cast<uint64_t>(GetBlockIdx());
-        if (blockIdx < td_.formerNum) {
-            unitStart_ = blockIdx * td_.formerUnits;
-            unitCount_ = td_.formerUnits;
-        } else {
-            unitStart_ = td_.formerNum * td_.formerUnits + (blockIdx - td_.formerNum) * td_.tailUnits;
-            unitCount_ = td_.tailUnits;
-        }
-        const uint32_t lanes = td_.tileLines * td_.pitch;        // elements of one index / y tile
+@UNIT_RANGE@        const uint32_t lanes = td_.tileLines * td_.pitch;        // elements of one index / y tile
         pipe_.InitBuffer(idxQue_, td_.bufferNum, Padded(lanes * IDX_UNITS) * sizeof(IndexUnit));
         pipe_.InitBuffer(yQue_, td_.bufferNum, Padded(lanes * UNITS) * sizeof(Unit));
         if (td_.mode == MODE_SCALAR) {
@@ -581,17 +602,7 @@ extern "C" __global__ __aicore__ void @NAME@_custom(@ARGS@, GM_ADDR @Y@, GM_ADDR
 }
 """
 
-_TILING = r"""namespace optiling {
-@DTYPE_BYTES@
-
-static ge::graphStatus TilingFunc(gert::TilingContext* context)
-{
-    @T@* td = context->GetTilingData<@T@>();
-    if (td == nullptr) {
-        return ge::GRAPH_FAILED;
-    }
-    std::memset(td, 0, sizeof(@T@));
-    const gert::RuntimeAttrs* attrs = context->GetAttrs();
+_TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAttrs();
     (void)attrs;
     const gert::Shape& xShape = context->GetInputShape(@XI@)->GetStorageShape();
     const gert::Shape& iShape = context->GetInputShape(@II@)->GetStorageShape();
