@@ -226,3 +226,11 @@ def test_the_sample_shapes_carry_their_attrs(task_dir):
     c = task.cases[0]
     text = prompts.task_statement(task)
     assert all(f"{k}={v}" in text for k, v in c.attrs.items()) and c.attrs
+
+
+def test_an_attr_that_may_be_none_is_said_to_arrive_as_nullptr():
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"CANN-Bench not found at {CANNBENCH}")
+    text = prompts.contract(load_task(CANNBENCH / "tasks" / "level2" / "scatter"))
+    assert "Attr(s) reduce may be None in a case" in text and "returns nullptr" in text
+    assert "may be None" not in prompts.contract(load_task(CANNBENCH / "tasks" / "level2" / "gather"))

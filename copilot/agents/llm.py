@@ -390,8 +390,8 @@ def read_card(arg: str, chip: str) -> str:
 OP_CARDS = {
     ("gather", "index_select", "take", "index", "embedding", "upsample_bilinear2d", "grid_sampler_3d"):
         ("L4.Gather", "L2.GATHER_OFFSET"),
-    ("scatter_add", "scatter_add_", "scatter_reduce", "index_add", "index_add_", "nll_loss_forward",
-     "linalg_vector_norm", "norm"):
+    ("scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "scatter", "scatter_", "index_put",
+     "index_put_", "index_copy", "index_add", "index_add_", "nll_loss_forward", "linalg_vector_norm", "norm"):
         ("L4.Atomic-SyncAll", "L3.multicore-scalar-reduction"),
     ("cummin", "cummax", "minimum", "maximum", "where", "eq", "ne", "lt", "le", "gt", "ge", "clamp",
      "clamp_min", "clamp_max", "masked_fill", "argmax", "argmin", "sign", "isnan", "isinf"):

@@ -88,6 +88,11 @@ def contract(task: Task) -> str:
         text += (f"\nOptional input(s) {', '.join(optional)}: a case may omit one; its GM_ADDR is then nullptr, "
                  "and in TilingFunc GetOptionalInputShape(i) / GetOptionalInputDesc(i) return nullptr for it "
                  "(GetInputShape(i) gives an empty shape): test it on the host and tell the kernel in the tiling data.")
+    unset = [a.name for a in task.attrs if any(c.attrs.get(a.name, a.default) is None for c in task.cases)]
+    if unset:
+        text += (f"\nAttr(s) {', '.join(unset)} may be None in a case: such an attr is not passed, so in "
+                 "TilingFunc GetAttrs()->GetStr(i) / GetInt(i) / GetFloat(i) returns nullptr for it: test the "
+                 "pointer and use the golden's meaning of None.")
     if lists:
         text += (f"\nTensor list input(s) {', '.join(lists)}: one GM_ADDR whose buffer holds the list's tensors in "
                  "order, each flattened, back to back; TilingFunc sees their concatenation as one 1-D input, so "
