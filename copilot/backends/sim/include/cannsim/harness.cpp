@@ -464,18 +464,26 @@ static void crash_handler(int sig, siginfo_t* info, void*) {
 }
 
 // ---------------------------------------------------------------- scalar UB access through raw pointers
-// Kernel code sees UB at a PROT_NONE view of the arena (runtime.h UbArena), so `(__ubuf__ T*)
-// t.GetPhyAddr()` dereferenced faults here. On x86-64 the fault is charged as one scalar UB access
-// (as GetValue/SetValue are: legal on the chip, at scalar cost), the page is opened and the
-// instruction single-stepped (the trap flag), and the trap closes the page again. Elsewhere, and
-// for an instruction that touches more pages than a scalar access can, the run is refused.
+// Kernel code sees UB at a PROT_NONE reservation beside the arena (runtime.h UbArena), so
+// `(__ubuf__ T*)t.GetPhyAddr()` dereferenced faults here. On x86-64 the fault is charged as one
+// scalar UB access (as GetValue/SetValue are: legal on the chip, at scalar cost), the page is
+// mapped with a copy of the arena's page and the instruction single-stepped (the trap flag); the
+// trap copies the page back and reserves it again. Elsewhere, and for an instruction that touches
+// more pages than a scalar access can, the run is refused.
 static bool ub_fault(int sig, siginfo_t* info, void* ctx) {
 #if defined(__x86_64__)
     auto* uc = static_cast<ucontext_t*>(ctx);
     constexpr greg_t kTrapFlag = 0x100;
     if (sig == SIGTRAP) {
         if (g_ub_open_n == 0) return false;
-        for (int k = 0; k < g_ub_open_n; ++k) mprotect(reinterpret_cast<void*>(g_ub_open[k]), g_page, PROT_NONE);
+        auto& st = cannsim::detail::state();
+        const uintptr_t base = reinterpret_cast<uintptr_t>(st.ub_alias);
+        for (int k = 0; k < g_ub_open_n; ++k) {
+            void* page = reinterpret_cast<void*>(g_ub_open[k]);
+            std::memcpy(st.ub + (g_ub_open[k] - base), page, g_page);
+            if (mmap(page, g_page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
+                _exit(kExitReported);
+        }
         g_ub_open_n = 0;
         uc->uc_mcontext.gregs[REG_EFL] &= ~kTrapFlag;
         return true;
@@ -485,7 +493,10 @@ static bool ub_fault(int sig, siginfo_t* info, void* ctx) {
     const uint64_t off = addr - reinterpret_cast<uintptr_t>(cannsim::detail::state().ub_alias);
     cannsim::cost::scalar_access(ub_slot_at(off), (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0);
     const uintptr_t page = addr & ~(static_cast<uintptr_t>(g_page) - 1);
-    if (mprotect(reinterpret_cast<void*>(page), g_page, PROT_READ | PROT_WRITE) != 0) return false;
+    void* at = reinterpret_cast<void*>(page);
+    if (mmap(at, g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) return false;
+    auto& st = cannsim::detail::state();
+    std::memcpy(at, st.ub + (page - reinterpret_cast<uintptr_t>(st.ub_alias)), g_page);
     g_ub_open[g_ub_open_n++] = page;
     uc->uc_mcontext.gregs[REG_EFL] |= kTrapFlag;
     return true;

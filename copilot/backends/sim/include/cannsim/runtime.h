@@ -127,9 +127,11 @@ struct GmRegion { const uint8_t* base; uint64_t bytes; std::string name; };
 
 // The UB arena: fresh anonymous pages, zero without being written, so a block faults in only the
 // pages it touches (the chip's UB in one call, see begin_block) instead of zeroing the whole arena.
-// The same pages are mapped a second time, PROT_NONE, at `alias`: that is where kernel code sees UB
+// Beside it, `alias`: a PROT_NONE reservation of the same size, where kernel code sees UB
 // (LocalTensor::GetPhyAddr), so a scalar access through a raw `__ubuf__` pointer traps and the
-// harness charges it as a scalar UB access before letting it through (harness.cpp, ub_fault).
+// harness charges it as a scalar UB access before letting it through on a copy of the page
+// (harness.cpp, ub_fault). A reservation costs one call; a second view of shared pages would cost
+// a shared-memory arena per block.
 struct UbArena {
     uint8_t* data = nullptr;
     uint8_t* alias = nullptr;
@@ -145,16 +147,16 @@ struct UbArena {
     }
     void reset(size_t n) {
         release();
-        void* m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        n = (n + 4095) / 4096 * 4096;
+        void* m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED) {          // as operator new: the launcher's handler reports RUN.MEMORY
             if (std::new_handler h = std::get_new_handler()) h();
             throw std::bad_alloc();
         }
         data = static_cast<uint8_t*>(m);
         bytes = n;
-        void* a = mremap(m, 0, n, MREMAP_MAYMOVE);      // old size 0: a second view of shared pages
-        if (a != MAP_FAILED && mprotect(a, n, PROT_NONE) == 0) alias = static_cast<uint8_t*>(a);
-        else if (a != MAP_FAILED) munmap(a, n);
+        void* a = mmap(nullptr, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (a != MAP_FAILED) alias = static_cast<uint8_t*>(a);
     }
 };
 
