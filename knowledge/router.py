@@ -1,5 +1,5 @@
 """Compute-pattern router: task -> patterns (elementwise, broadcast, reduction, normalization,
-softmax, fusion), most specific first.
+softmax, fusion, matmul), most specific first.
 
 Two sources are combined: the proto `category` of the task (authoritative for built-in tasks) and
 the golden graph, observed by running the golden once on small inputs of the first case under a
@@ -23,7 +23,7 @@ from knowledge.cards import PATTERNS
 log = logging.getLogger(__name__)
 FALLBACK_ID = "KB.ROUTE_FALLBACK"
 
-# Proto categories seen in public operator suites, mapped onto our six patterns.
+# Proto categories seen in public operator suites, mapped onto our seven patterns.
 CATEGORY_ALIASES = {
     "elementwise": "elementwise", "eltwise": "elementwise", "activation": "elementwise",
     "unary": "elementwise", "binary": "elementwise", "math": "elementwise", "pointwise": "elementwise",
@@ -32,6 +32,7 @@ CATEGORY_ALIASES = {
     "normalization": "normalization", "norm": "normalization", "normalisation": "normalization",
     "softmax": "softmax", "attention": "softmax",
     "fusion": "fusion", "fused": "fusion",
+    "matmul": "matmul", "gemm": "matmul", "contraction": "matmul", "linear": "matmul",
 }
 
 _VIEW_OPS = {
@@ -52,6 +53,7 @@ _REDUCE_OPS = {"sum", "mean", "amax", "amin", "max", "min", "prod", "argmax", "a
                "std", "var_mean", "std_mean", "any", "all", "norm", "linalg_vector_norm",
                "cumsum", "cumprod", "logcumsumexp", "count_nonzero", "nansum", "median", "mode"}
 _NORM_HINT_OPS = {"rsqrt", "var", "var_mean", "std", "std_mean", "linalg_vector_norm", "norm", "sqrt"}
+_MATMUL_OPS = {"mm", "bmm", "addmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "einsum"}
 
 
 @dataclass
@@ -128,6 +130,8 @@ def classify_trace(tr: GoldenTrace) -> list[str]:
     """Patterns seen in a trace, most specific first."""
     ops = set(tr.compute_ops)
     found: list[str] = []
+    if ops & _MATMUL_OPS:             # a matrix product: the cube's pattern comes first
+        found.append("matmul")
     has_softmax = bool(ops & _SOFTMAX_OPS) or ({"exp"} <= ops and (ops & {"sum"}) and
                                                 (ops & {"amax", "max"}) and (ops & {"div", "sub"}))
     if has_softmax:

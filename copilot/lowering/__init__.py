@@ -71,7 +71,7 @@ def lower(task, chip: str = "910B2", knobs: dict | None = None) -> LoweredKernel
     if getattr(profile, "arch", 2201) == 2002:
         raise Unsupported(f"{task.name}: chip {profile.name} (arch 2002) has no DataCopyPad, which every "
                           "lowered kernel uses for unaligned rows and tails")
-    from copilot.lowering import indexing
+    from copilot.lowering import cube, indexing
     from copilot.lowering.movement import MovementPlan, render
 
     if isinstance(plan, MovementPlan):
@@ -79,6 +79,9 @@ def lower(task, chip: str = "910B2", knobs: dict | None = None) -> LoweredKernel
         notes = [f"pattern layout; the view's rule: {plan.rule[0]}"]
     elif indexing.is_index_plan(plan):
         source = indexing.render_plan(plan, k)
+        notes = [f"pattern {plan.pattern}"]
+    elif cube.is_cube_plan(plan):
+        source = cube.render(plan, k)
         notes = [f"pattern {plan.pattern}"]
     else:
         source = Emitter(plan, k, profile.name).emit()

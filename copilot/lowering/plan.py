@@ -69,6 +69,11 @@ def build_plan(task) -> Plan:
     indexed = plan_index(task)        # an index gather / scatter / scan: its own kernel
     if indexed is not None:
         return indexed
+    from copilot.lowering.cube import plan_cube
+
+    cubed = plan_cube(task)           # a matrix product with elementwise prologue/epilogue: a MIX kernel
+    if cubed is not None:
+        return cubed
     _check_dtypes(task)
     cap: Capture = capture(task)
     per_case: list[Program] = [None] * len(task.cases)

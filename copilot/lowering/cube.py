@@ -1,0 +1,811 @@
+"""Matrix products (`torch.matmul`/`mm`/`F.linear`/`addmm`, transposed operands, batch dims of A
+flattened into M) with an elementwise prologue on B (a weight dequant: casts, + / - / * / / by a
+per-column vector or a scalar) and an elementwise epilogue on C (bias, scale, relu, casts) lower to
+a MIX kernel on the high-level Matmul API (`cannsim/matmul.h`, docs/emulator-cube.md):
+
+- host: `MultiCoreMatmulTiling` splits M x N over the AIVs (SetDim), base blocks of at most 128 x 128
+  so that a C tile and its epilogue fit UB; blockDim = AIV blocks / 2 (one AIC serves two AIVs);
+- each AIV: the B prologue on its own columns (K x singleCoreN) into its slot of the workspace in the
+  cube's dtype (every op computed in fp32 and rounded to the dtype the golden computes it in), then
+  SetTensorA/B + Iterate; each baseM x baseN C tile comes to UB (GetTensorC), the epilogue runs on
+  the vector unit, DataCopyPad writes it to the output;
+- the AIC computes the tiles (GM -> L1 -> L0 -> Mmad -> Fixpipe), L1 panels reused across tiles.
+
+The cube's dtype is A's: fp16 / bf16 / fp32 (an upcast of A and B to fp32 in the golden is exact, the
+cube's fp32 accumulation computes the same products). Anything else raises Unsupported with the reason.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+
+from copilot.errors import Unsupported
+
+MM_OPS = {"mm", "addmm", "bmm"}
+PASS = {"view", "reshape", "_unsafe_view", "clone", "contiguous", "alias", "detach", "unsqueeze", "squeeze",
+        "expand", "lift_fresh_copy"}
+BINARY = {"add", "sub", "mul", "div", "rsub"}
+UNARY = {"relu"}
+CUBE_DTYPES = {"float16", "bfloat16", "float32"}
+_TORCH_NAMES = {"torch.float16": "float16", "torch.bfloat16": "bfloat16", "torch.float32": "float32",
+                "torch.int8": "int8", "torch.int32": "int32", "torch.float64": "float64", "torch.int64": "int64"}
+
+
+@dataclass(frozen=True)
+class Op:
+    kind: str                  # add sub mul div rsub relu round
+    operand: tuple = ()        # ("col", input) | ("scalar", value) | ()
+    dtype: str = "float32"     # the dtype the golden computes it in (round: the target)
+
+
+@dataclass
+class CubePlan:
+    task: object
+    pattern: str
+    a: int
+    a_trans: bool
+    b: int
+    b_trans: bool
+    prologue: list[Op]
+    epilogue: list[Op]
+    vec_round: dict            # input -> dtype its vector is rounded to before use
+    unserved: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    programs: list = field(default_factory=lambda: [None])
+    axis_rule: None = None
+    served_dtypes: list = field(default_factory=list)   # A's dtypes the tiling function accepts
+
+
+def is_cube_plan(plan) -> bool:
+    return isinstance(plan, CubePlan)
+
+
+def _name(n) -> str:
+    t = getattr(n, "target", None)
+    s = getattr(t, "__name__", str(t))
+    return s.split(".")[0]
+
+
+def _dtype_of(n) -> str:
+    v = n.meta.get("val") if hasattr(n, "meta") else None
+    return _TORCH_NAMES.get(str(getattr(v, "dtype", "")), str(getattr(v, "dtype", "")))
+
+
+def _shape_of(n) -> tuple:
+    v = n.meta.get("val")
+    return tuple(int(d) for d in v.shape) if v is not None else ()
+
+
+def trace_case(task, case):
+    """The golden traced on fake tensors of the case's shapes and dtypes (absent optional inputs are
+    None); returns (GraphModule, input index of each placeholder)."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from copilot.lowering.capture import _torch_dtype
+
+    present = [i for i, s in enumerate(case.shapes) if s is not None]
+    if any(any(isinstance(d, (list, tuple)) for d in case.shapes[i]) for i in present):
+        raise Unsupported(f"{task.name}: case {case.id} has a tensor-list input (grouped / multi-layer operands "
+                          "are not lowered)")
+    mode = FakeTensorMode()
+    with mode:
+        sample = [torch.zeros(case.shapes[i], dtype=_torch_dtype(case.dtypes[i])) for i in present]
+    names = [i.name for i in task.inputs]
+    try:
+        params = inspect.signature(task.golden).parameters
+        by_name = all(n in params for n in names)
+    except (TypeError, ValueError):
+        by_name = False
+    attrs = {k: v for k, v in case.attrs.items() if v is not None}
+
+    def fn(*xs):
+        vals = [None] * len(names)
+        for i, x in zip(present, xs):
+            vals[i] = x
+        if by_name:
+            return task.golden(**dict(zip(names, vals)), **attrs)
+        return task.golden(*vals, **attrs)
+
+    try:
+        with torch.no_grad():
+            gm = make_fx(fn, tracing_mode="fake")(*sample)
+    except Exception as exc:
+        raise Unsupported(f"{task.name}: the golden could not be traced on case {case.id} "
+                          f"({type(exc).__name__}: {str(exc).splitlines()[0][:160]})") from None
+    return gm, present
+
+
+def _matmuls(gm) -> list:
+    return [n for n in gm.graph.nodes if n.op == "call_function" and _name(n) in MM_OPS]
+
+
+def _is_transpose(n) -> bool:
+    nm = _name(n)
+    if nm == "t":
+        return True
+    if nm == "transpose":
+        rank = len(_shape_of(n))
+        dims = sorted(d % rank for d in n.args[1:3])
+        return dims == [rank - 2, rank - 1]
+    if nm == "permute":
+        p = list(n.args[1])
+        return len(p) >= 2 and p[:-2] == list(range(len(p) - 2)) and p[-2:] == [len(p) - 1, len(p) - 2]
+    return False
+
+
+def _cast_dtype(n) -> str | None:
+    if _name(n) in ("_to_copy", "to", "type_as") and "dtype" in n.kwargs:
+        return _TORCH_NAMES.get(str(n.kwargs["dtype"]), str(n.kwargs["dtype"]))
+    if _name(n) in ("_to_copy",) and not n.kwargs.get("dtype"):
+        return _dtype_of(n)
+    return None
+
+
+class _Graph:
+    def __init__(self, task, gm, present):
+        self.task = task
+        self.places = {n: present[k] for k, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
+        out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+        self.out = out[0] if isinstance(out, (list, tuple)) else out
+
+    def fail(self, why: str):
+        raise Unsupported(f"{self.task.name}: {why}")
+
+    def source(self, n, allow_trans: bool):
+        """Walk back through views, exact upcasts and (if allowed) transposes to a placeholder:
+        (input, transposed, casts)."""
+        trans, casts = False, []
+        while n not in self.places:
+            if not hasattr(n, "op") or n.op != "call_function":
+                self.fail(f"a matrix operand is not an input ({n})")
+            nm = _name(n)
+            if nm in PASS:
+                n = n.args[0]
+            elif _cast_dtype(n) is not None:
+                casts.append(_cast_dtype(n))
+                n = n.args[0]
+            elif _is_transpose(n) and allow_trans:
+                trans = not trans
+                n = n.args[0]
+            else:
+                return None
+        return self.places[n], trans, casts
+
+    def column(self, n, ncols: int):
+        """A per-column vector operand ([N] or [1, ..., N]): (input, the dtype it is rounded to)."""
+        src = self.source(n, allow_trans=False)
+        if src is None:
+            return None
+        i, _, casts = src
+        shape = _shape_of(next(p for p, k in self.places.items() if k == i))
+        if not shape or shape[-1] != ncols or any(d != 1 for d in shape[:-1]):
+            return None
+        low = next((c for c in casts if c in ("float16", "bfloat16")), None)
+        return i, low
+
+    def elementwise(self, n, main, ncols: int, vec_round: dict):
+        """The op of node n applied to `main` (the matrix path): an Op, or None if n is not one."""
+        nm = _name(n)
+        dt = _dtype_of(n)
+        if nm in UNARY:
+            return Op(nm, (), dt)
+        if nm not in BINARY:
+            return None
+        args = list(n.args[:2])
+        if n.kwargs.get("alpha", 1) != 1:
+            self.fail(f"{nm} with alpha {n.kwargs['alpha']}")
+        if args[0] is main:
+            other, kind = args[1], nm
+        elif args[1] is main and nm in ("add", "mul"):
+            other, kind = args[0], nm
+        elif args[1] is main and nm == "sub":
+            other, kind = args[0], "rsub"
+        else:
+            self.fail(f"{nm} takes the matrix as its divisor or twice")
+        if isinstance(other, (int, float)):
+            return Op(kind, ("scalar", float(other)), dt)
+        col = self.column(other, ncols)
+        if col is None:
+            self.fail(f"an operand of {nm} next to the matrix product is neither a scalar nor a per-column "
+                      f"vector of {ncols} elements (row vectors and full tensors are not lowered)")
+        i, low = col
+        if low:
+            vec_round[i] = low
+        return Op(kind, ("col", i), dt)
+
+
+def _analyse(task, case):
+    gm, present = trace_case(task, case)
+    mms = _matmuls(gm)
+    if not mms:
+        return None
+    g = _Graph(task, gm, present)
+    if len(mms) > 1:
+        g.fail(f"{len(mms)} matrix products in one golden (chained / recurrent cells) are not lowered")
+    mm = mms[0]
+    if _name(mm) == "bmm":
+        g.fail("a batched product with both operands batched (bmm) is not lowered")
+    a_node, b_node = (mm.args[1], mm.args[2]) if _name(mm) == "addmm" else (mm.args[0], mm.args[1])
+    asrc = g.source(a_node, allow_trans=True)
+    if asrc is None:
+        g.fail("the left operand is computed, not an input (only the right one may have a prologue)")
+    a, a_trans, a_casts = asrc
+    cube_dt = case.dtypes[a]
+    if cube_dt not in CUBE_DTYPES:
+        g.fail(f"input {task.inputs[a].name} of dtype {cube_dt}: the lowering's cube dtypes are fp16/bf16/fp32 "
+               "(int8 GEMMs: bench/cube_kernels/quant_matmul.cpp)")
+    if any(c not in (cube_dt, "float32") for c in a_casts):
+        g.fail(f"the left operand is cast to {a_casts}")
+    a_shape = list(case.shapes[a])
+    if a_trans and len(a_shape) != 2:
+        g.fail("a transposed left operand with batch dims")
+    n_cols = _shape_of(mm)[-1]
+    vec_round: dict = {}
+    # B: walk back from the product through the prologue to the weight
+    prologue: list[Op] = []
+    n, b_trans = b_node, False
+    while n not in g.places:
+        if not hasattr(n, "op") or n.op != "call_function":
+            g.fail(f"the right operand is not an input ({n})")
+        nm = _name(n)
+        if nm in PASS:
+            n = n.args[0]
+            continue
+        if _cast_dtype(n) is not None:
+            if _cast_dtype(n) in ("float16", "bfloat16"):
+                prologue.append(Op("round", (), _cast_dtype(n)))
+            n = n.args[0]
+            continue
+        if _is_transpose(n):
+            if prologue:
+                g.fail("a transpose inside the right operand's prologue")
+            b_trans = not b_trans
+            n = n.args[0]
+            continue
+        main = n.args[0] if not isinstance(n.args[0], (int, float)) else n.args[1]
+        if nm in BINARY and hasattr(n.args[1], "op") and not g.column(n.args[1], n_cols) and \
+                g.column(n.args[0], n_cols):
+            main = n.args[1]
+        op = g.elementwise(n, main, n_cols, vec_round)
+        if op is None:
+            g.fail(f"aten.{nm} in the right operand's prologue")
+        prologue.append(op)
+        n = main
+    b = g.places[n]
+    prologue.reverse()
+    if prologue and b_trans:
+        g.fail("a prologue on a transposed right operand")
+    if len(case.shapes[b]) != 2:
+        g.fail("a right operand with batch dims")
+    if not prologue and case.dtypes[b] != cube_dt:
+        g.fail(f"the operands have dtypes {cube_dt} and {case.dtypes[b]} with no elementwise prologue between")
+    # C: forward from the product to the output
+    epilogue: list[Op] = []
+    if _name(mm) == "addmm":
+        if mm.kwargs.get("beta", 1) != 1 or mm.kwargs.get("alpha", 1) != 1:
+            g.fail("addmm with beta/alpha other than 1")
+        col = g.column(mm.args[0], n_cols)
+        if col is None:
+            g.fail("addmm's bias is not a per-column vector")
+        if col[1]:
+            vec_round[col[0]] = col[1]
+        epilogue.append(Op("add", ("col", col[0]), _dtype_of(mm)))
+    n = mm
+    while n is not g.out:
+        users = list(n.users)
+        if len(users) != 1:
+            g.fail("the product's result is used more than once")
+        u = users[0]
+        nm = _name(u)
+        if nm in PASS:
+            pass
+        elif _cast_dtype(u) is not None:
+            if _cast_dtype(u) in ("float16", "bfloat16"):
+                epilogue.append(Op("round", (), _cast_dtype(u)))
+            elif _cast_dtype(u) != "float32":
+                g.fail(f"a cast of the product to {_cast_dtype(u)}")
+        else:
+            op = g.elementwise(u, n, n_cols, vec_round)
+            if op is None:
+                g.fail(f"aten.{nm} after the matrix product")
+            epilogue.append(op)
+        n = u
+    # dtypes relative to A's: one kernel serves the fp16 and the bf16 cases
+    def rel(ops):
+        return [Op(o.kind, o.operand, "A" if o.dtype == cube_dt else o.dtype) for o in ops]
+
+    vec_round = {i: ("A" if d == cube_dt else d) for i, d in vec_round.items()}
+    return a, a_trans, b, b_trans, rel(prologue), rel(epilogue), vec_round
+
+
+def _without_absent(ops: list[Op], absent: set) -> list[Op]:
+    return [o for o in ops if not (o.operand and o.operand[0] == "col" and o.operand[1] in absent)]
+
+
+def _canon(ops: list[Op]) -> list[tuple]:
+    """A chain as the cases compare it: rounding to A's dtype and computing in it or in fp32 are one
+    thing when A is fp32 (the fp32 case of a golden has no casts where the fp16 case has them)."""
+    return [(o.kind, o.operand, "X" if o.dtype in ("A", "float32") else o.dtype) for o in ops
+            if not (o.kind == "round" and o.dtype == "A")]
+
+
+def plan_cube(task):
+    """The cube plan of `task`, None when its golden has no matrix product; Unsupported when it has
+    one this lowering does not handle."""
+    if len(task.outputs) != 1 or not task.cases:
+        return None
+    try:
+        first = trace_case(task, task.cases[0])[0]
+    except Exception:                 # noqa: BLE001 - not traceable this way: the other planners decide
+        return None
+    if not _matmuls(first):
+        return None
+    found, unserved = [], {}
+    for case in task.cases:
+        try:
+            r = _analyse(task, case)
+        except Unsupported as exc:
+            if "cube dtypes" not in str(exc):
+                raise
+            unserved[case.id] = str(exc).split(": ", 1)[1]    # refused by the tiling function
+            continue
+        if r is None:
+            raise Unsupported(f"{task.name}: case {case.id} has no matrix product but others do")
+        found.append((case, r))
+    if not found:
+        raise Unsupported(f"{task.name}: {next(iter(unserved.values()))}")
+    # the case with every input: the master chains; the others drop the ops of their absent inputs
+    full = max(found, key=lambda cr: (sum(s is not None for s in cr[0].shapes), cr[0].dtypes[cr[1][0]] != "float32"))
+    a, a_trans, b, b_trans, prologue, epilogue, vec_round = full[1]
+    for case, r in found:
+        absent = {i for i, s in enumerate(case.shapes) if s is None}
+        if r[:4] != (a, a_trans, b, b_trans) or _canon(r[4]) != _canon(_without_absent(prologue, absent)) or \
+                _canon(r[5]) != _canon(_without_absent(epilogue, absent)):
+            raise Unsupported(f"{task.name}: case {case.id} lowers to a different product or chain than case "
+                              f"{full[0].id}")
+        vec_round.update(r[6])
+    for op in prologue + epilogue:
+        if op.operand and op.operand[0] == "col" and not task.inputs[op.operand[1]].optional and \
+                any(c.shapes[op.operand[1]] is None for c in task.cases):
+            raise Unsupported(f"{task.name}: input {task.inputs[op.operand[1]].name} is absent in a case")
+    plan = CubePlan(task, "matmul", a, a_trans, b, b_trans, prologue, epilogue, vec_round, unserved)
+    plan.served_dtypes = sorted({c.dtypes[a] for c, _ in found})
+    plan.notes.append(f"matmul: A = {task.inputs[a].name}{'^T' if a_trans else ''}, "
+                      f"B = {'prologue(' if prologue else ''}{task.inputs[b].name}{')' if prologue else ''}"
+                      f"{'^T' if b_trans else ''}, epilogue of {len(epilogue)} op(s)")
+    return plan
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernel
+
+def _op_code(op: Op, row: str, vec: str, n: str, tmp: str) -> str:
+    """One chain op on a float row `row` of `n` elements (vec: the op's vector, a float LocalTensor)."""
+    k, (src, val) = op.kind, (op.operand + (None, None))[:2]
+    if op.kind == "round":
+        return f"RoundTo<{_cpp(op.dtype)}>({row}, {tmp}, {n});"
+    if k == "relu":
+        return f"Relu({row}, {row}, {n});"
+    if src == "scalar":
+        v = f"{float(val)!r}f".replace("inff", "INFINITY")
+        return {"add": f"Adds({row}, {row}, {v}, {n});", "sub": f"Adds({row}, {row}, -{v}, {n});",
+                "mul": f"Muls({row}, {row}, {v}, {n});", "div": f"Muls({row}, {row}, 1.0f / {v}, {n});",
+                "rsub": f"Muls({row}, {row}, -1.0f, {n}); Adds({row}, {row}, {v}, {n});"}[k]
+    return {"add": f"Add({row}, {row}, {vec}, {n});", "sub": f"Sub({row}, {row}, {vec}, {n});",
+            "mul": f"Mul({row}, {row}, {vec}, {n});", "div": f"Div({row}, {row}, {vec}, {n});",
+            "rsub": f"Sub({row}, {vec}, {row}, {n});"}[k]
+
+
+_GE = {"float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "float32": "DT_FLOAT"}
+
+
+def _cpp(dt: str) -> str:
+    return {"A": "AT", "float16": "half", "bfloat16": "bfloat16_t", "float32": "float"}[dt]
+
+
+def _chain(plan: CubePlan, ops: list[Op], row: str, n: str, indent: str) -> str:
+    from copilot.lowering.source import _ident
+
+    lines = []
+    for op in ops:
+        if op.operand and op.operand[0] == "col":
+            i = op.operand[1]
+            code = _op_code(op, row, f"vec_{_ident(plan.task.inputs[i].name)}", n, "roundTmp")
+            if plan.task.inputs[i].optional:
+                lines.append(f"{indent}if (t_.present[{i}]) {{ {code} }}")
+            else:
+                lines.append(f"{indent}{code}")
+        else:
+            rounded = op.kind != "round" and op.dtype in ("A", "float16", "bfloat16")
+            lines.append(f"{indent}{_op_code(op, row, '', n, 'roundTmp')}")
+            if rounded:
+                lines.append(f"{indent}RoundTo<{_cpp(op.dtype)}>({row}, roundTmp, {n});")
+            continue
+        if op.dtype in ("A", "float16", "bfloat16"):
+            lines.append(f"{indent}RoundTo<{_cpp(op.dtype)}>({row}, roundTmp, {n});")
+    return "\n".join(lines)
+
+
+def _vectors(plan: CubePlan, ops: list[Op]) -> list[int]:
+    seen: list[int] = []
+    for op in ops:
+        if op.operand and op.operand[0] == "col" and op.operand[1] not in seen:
+            seen.append(op.operand[1])
+    return seen
+
+
+def _vector_loads(plan: CubePlan, vecs: list[int], col0: str, n: str, indent: str) -> str:
+    from copilot.lowering.source import _ident
+
+    out = []
+    for i in vecs:
+        nm = _ident(plan.task.inputs[i].name)
+        load = (f"LoadVector<DT_{nm.upper()}_T>(vec_{nm}, {nm}Gm_[{col0}], {n}, vecRaw, roundTmp"
+                f"{', true' if plan.vec_round.get(i) else ', false'});")
+        if plan.task.inputs[i].optional:
+            out.append(f"{indent}if (t_.present[{i}]) {{ {load} }}")
+        else:
+            out.append(f"{indent}{load}")
+    return "\n".join(out)
+
+
+def render(plan: CubePlan, knobs: dict) -> str:
+    from copilot.backends.sim.build import camel
+    from copilot.export.opdef import task_opdef
+    from copilot.lowering.source import _ident, _macro_of
+
+    t = plan.task
+    cls = camel(t.name)
+    ins = t.inputs
+    an, bn, yn = _ident(ins[plan.a].name), _ident(ins[plan.b].name), _ident(t.outputs[0].name)
+    pro_vecs, epi_vecs = _vectors(plan, plan.prologue), _vectors(plan, plan.epilogue)
+    vec_types = "\n".join(f"using DT_{_ident(ins[i].name).upper()}_T = {_macro_of(ins[i].name)};"
+                          for i in dict.fromkeys(pro_vecs + epi_vecs))
+    vec_members = "\n".join(f"    GlobalTensor<DT_{_ident(ins[i].name).upper()}_T> {_ident(ins[i].name)}Gm_;"
+                            for i in dict.fromkeys(pro_vecs + epi_vecs))
+    vec_bind = "\n".join(f"        {_ident(ins[i].name)}Gm_.SetGlobalBuffer(reinterpret_cast<__gm__ "
+                         f"DT_{_ident(ins[i].name).upper()}_T*>(args[{i}]));"
+                         for i in dict.fromkeys(pro_vecs + epi_vecs))
+    pro_decl = "\n".join(f"        LocalTensor<float> vec_{_ident(ins[i].name)} = vecBuf_.Get<float>()[{k} * VEC_CAP];"
+                         for k, i in enumerate(pro_vecs))
+    epi_decl = "\n".join(f"        LocalTensor<float> vec_{_ident(ins[i].name)} = vecBuf_.Get<float>()[{k} * VEC_CAP];"
+                         for k, i in enumerate(epi_vecs))
+    n_vec = max(len(pro_vecs), len(epi_vecs), 1)
+    present = "\n".join(f"    t->present[{i}] = context->GetOptionalInputShape({i}) == nullptr ? 0 : 1;"
+                        for i in range(len(ins)))
+    text = _KERNEL + "\n" + _TILING
+    subs = {
+        "@OP@": t.op_name, "@NAME@": t.name, "@T@": f"{cls}TilingData", "@K@": f"Kernel{cls}",
+        "@NIN@": str(len(ins)), "@AT@": _macro_of(ins[plan.a].name), "@BT@": _macro_of(ins[plan.b].name),
+        "@YT@": _macro_of(t.outputs[0].name), "@AI@": str(plan.a), "@BI@": str(plan.b),
+        "@ATRANS@": "true" if plan.a_trans else "false", "@BTRANS@": "true" if plan.b_trans else "false",
+        "@PROLOGUE@": "true" if plan.prologue else "false",
+        "@ARGS@": ", ".join(f"GM_ADDR {_ident(i.name)}" for i in ins),
+        "@ARGLIST@": ", ".join(_ident(i.name) for i in ins), "@Y@": yn,
+        "@VECTYPES@": vec_types, "@VECMEMBERS@": vec_members, "@VECBIND@": vec_bind, "@NVEC@": str(n_vec),
+        "@PRODECL@": pro_decl, "@EPIDECL@": epi_decl,
+        "@PROLOADS@": _vector_loads(plan, pro_vecs, "n0_ + c0", "cw", "            "),
+        "@EPILOADS@": _vector_loads(plan, epi_vecs, "n0_ + tn * baseN", "nt", "            "),
+        "@PROCHAIN@": _chain(plan, plan.prologue, "row", "cw", "                    "),
+        "@EPICHAIN@": _chain(plan, plan.epilogue, "row", "nt", "                "),
+        "@PRESENT@": present, "@A@": an, "@B@": bn,
+        "@DESC@": plan.notes[0] if plan.notes else "",
+        "@DTGUARD@": " && ".join(f"dt != matmul_tiling::DataType::{_GE[d]}" for d in plan.served_dtypes) or "false",
+    }
+    for key, val in subs.items():
+        text = text.replace(key, val)
+    text += "\n\n" + task_opdef(t, camel(f"{t.name}_custom")).rstrip("\n") + "\n"
+    return text
+
+
+_KERNEL = r"""// @OP@ (@NAME@): generated by the Cannpilot lowering agent.
+// Pattern: @DESC@.
+// A MIX kernel on the high-level Matmul API: each AIV owns a singleCoreM x singleCoreN block of the
+// output; it runs the right operand's prologue on its own columns into its workspace slot (in the
+// cube's dtype), asks its AIC for the block tile by tile (Iterate / GetTensorC to UB), applies the
+// epilogue on the vector unit and writes the tile out. Chain ops compute in fp32 and round to the
+// dtype the golden computes them in.
+#include <cmath>
+#include <type_traits>
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include "tiling/platform/platform_ascendc.h"
+#include "tiling/tiling_api.h"
+#include "register/op_def_registry.h"
+
+constexpr uint32_t BASE_N_MAX = 128;       // C tile columns: the tile and its epilogue fit UB
+constexpr uint32_t VEC_CAP = 2048;         // columns of a prologue chunk (and of a vector slice)
+constexpr uint32_t PRO_BYTES = 64 * 1024;  // UB for a prologue chunk's rows
+
+struct @T@ {
+    AscendC::tiling::TCubeTiling cube;
+    uint32_t m, n, k;
+    uint32_t mDim;
+    uint32_t present[@NIN@];
+};
+REGISTER_TILING_DEFAULT(@T@);
+
+using namespace AscendC;
+
+using AT = @AT@;                            // the cube's dtype
+using BT = @BT@;                            // the right operand as stored
+using YT = @YT@;
+@VECTYPES@
+
+__aicore__ inline uint32_t CeilTo(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
+
+// Round a float row to T's precision (the golden computes this op in T) and widen it back.
+template <typename T>
+__aicore__ inline void RoundTo(const LocalTensor<float>& row, const LocalTensor<half>& tmp, uint32_t n)
+{
+    if constexpr (!std::is_same<T, float>::value) {
+        LocalTensor<T> narrow = tmp.ReinterpretCast<T>();
+        Cast(narrow, row, RoundMode::CAST_RINT, n);
+        Cast(row, narrow, RoundMode::CAST_NONE, n);
+    }
+}
+
+// A tile of S (int8 / fp16 / bf16 / fp32) widened to float (int8 through half: exact).
+template <typename S>
+__aicore__ inline void ToFloat(const LocalTensor<float>& dst, const LocalTensor<S>& src, const LocalTensor<half>& tmp,
+                               uint32_t n)
+{
+    if constexpr (std::is_same<S, float>::value) {
+        Adds(dst, src, 0.0f, n);
+    } else if constexpr (std::is_same<S, int8_t>::value) {
+        Cast(tmp, src, RoundMode::CAST_NONE, n);
+        Cast(dst, tmp, RoundMode::CAST_NONE, n);
+    } else {
+        Cast(dst, src, RoundMode::CAST_NONE, n);
+    }
+}
+
+template <typename T>
+__aicore__ inline void FromFloat(const LocalTensor<T>& dst, const LocalTensor<float>& src, uint32_t n)
+{
+    if constexpr (std::is_same<T, float>::value) {
+        Adds(dst, src, 0.0f, n);
+    } else {
+        Cast(dst, src, RoundMode::CAST_RINT, n);
+    }
+}
+
+// n elements of a per-column vector from GM into a float row (rounded to its own dtype if the golden
+// casts it down first: already exact here since it is loaded in that dtype).
+template <typename V>
+__aicore__ inline void LoadVector(const LocalTensor<float>& dst, const GlobalTensor<V>& src, uint32_t n,
+                                  const LocalTensor<uint8_t>& raw, const LocalTensor<half>& tmp, bool)
+{
+    LocalTensor<V> r = raw.ReinterpretCast<V>();
+    DataCopyExtParams cp{1, static_cast<uint32_t>(n * sizeof(V)), 0, 0, 0};
+    DataCopyPadExtParams<V> pad{false, 0, 0, 0};
+    DataCopyPad(r, src, cp, pad);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    ToFloat(dst, r, tmp, n);
+    SetFlag<HardEvent::V_MTE2>(EVENT_ID0);
+    WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);
+}
+
+class @K@ {
+public:
+    using AType = MatmulType<TPosition::GM, CubeFormat::ND, AT, @ATRANS@>;
+    using BType = MatmulType<TPosition::GM, CubeFormat::ND, AT, @BTRANS@>;
+    using CType = MatmulType<TPosition::VECIN, CubeFormat::ND, float>;
+    using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+
+    __aicore__ inline void Run(GM_ADDR* args, GM_ADDR y, GM_ADDR workspace, const @T@& tiling)
+    {
+        t_ = tiling;
+        REGIST_MATMUL_OBJ(&pipe_, GetSysWorkSpacePtr(), mm_, &t_.cube);
+        const TCubeTiling& ct = t_.cube;
+        const int32_t core = static_cast<int32_t>(GetBlockIdx());
+        if (core >= ct.usedCoreNum) {
+            return;
+        }
+        const uint32_t mi = static_cast<uint32_t>(core) % t_.mDim, ni = static_cast<uint32_t>(core) / t_.mDim;
+        m0_ = mi * ct.singleCoreM;
+        n0_ = ni * ct.singleCoreN;
+        if (m0_ >= t_.m || n0_ >= t_.n) {
+            return;
+        }
+        tailM_ = t_.m - m0_ < static_cast<uint32_t>(ct.singleCoreM) ? t_.m - m0_ : ct.singleCoreM;
+        tailN_ = t_.n - n0_ < static_cast<uint32_t>(ct.singleCoreN) ? t_.n - n0_ : ct.singleCoreN;
+        aGm_.SetGlobalBuffer(reinterpret_cast<__gm__ AT*>(args[@AI@]));
+        bGm_.SetGlobalBuffer(reinterpret_cast<__gm__ BT*>(args[@BI@]));
+        bAddr_ = args[@BI@];
+        yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ YT*>(y));
+@VECBIND@
+        pipe_.InitBuffer(vecBuf_, @NVEC@ * VEC_CAP * sizeof(float));
+        pipe_.InitBuffer(vecRawBuf_, VEC_CAP * sizeof(float));
+        pipe_.InitBuffer(roundBuf_, (VEC_CAP > ct.baseM * BASE_N_MAX ? VEC_CAP : ct.baseM * BASE_N_MAX) * sizeof(half));
+        if constexpr (@PROLOGUE@) {
+            Prologue(workspace);
+        } else {
+            mm_.SetOrgShape(t_.m, t_.n, t_.k, t_.k);
+            const uint64_t bOff = @BTRANS@ ? static_cast<uint64_t>(n0_) * t_.k : n0_;
+            bSameGm_.SetGlobalBuffer(reinterpret_cast<__gm__ AT*>(bAddr_));
+            mm_.SetTensorB(bSameGm_[bOff], @BTRANS@);
+        }
+        const uint64_t aOff = @ATRANS@ ? m0_ : static_cast<uint64_t>(m0_) * t_.k;
+        mm_.SetTensorA(aGm_[aOff], @ATRANS@);
+        mm_.SetTail(tailM_, tailN_);
+        Tiles();
+        mm_.End();
+    }
+
+private:
+    // B' = prologue(B) on this core's columns, K x tailN in the cube's dtype, row length singleCoreN.
+    __aicore__ inline void Prologue(GM_ADDR workspace)
+    {
+        const TCubeTiling& ct = t_.cube;
+        const uint32_t sN = ct.singleCoreN;
+        GM_ADDR ws = GetUserWorkspace(workspace);
+        const uint64_t slot = static_cast<uint64_t>(GetBlockIdx()) * t_.k * sN;
+        wsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ AT*>(ws) + slot, static_cast<uint64_t>(t_.k) * sN);
+        const uint32_t cwMax = tailN_ < VEC_CAP ? tailN_ : VEC_CAP;
+        const uint32_t pitch = CeilTo(cwMax, 32);
+        uint32_t rowsMax = PRO_BYTES / (pitch * (sizeof(BT) + sizeof(float) + sizeof(AT)));
+        rowsMax = rowsMax == 0 ? 1 : rowsMax;
+        pipe_.InitBuffer(inQ_, 1, rowsMax * pitch * sizeof(BT));
+        pipe_.InitBuffer(outQ_, 1, rowsMax * pitch * sizeof(AT));
+        pipe_.InitBuffer(calcBuf_, rowsMax * pitch * sizeof(float));
+        LocalTensor<uint8_t> vecRaw = vecRawBuf_.Get<uint8_t>();
+        LocalTensor<half> roundTmp = roundBuf_.Get<half>();
+@PRODECL@
+        for (uint32_t c0 = 0; c0 < tailN_; c0 += VEC_CAP) {
+            const uint32_t cw = tailN_ - c0 < VEC_CAP ? tailN_ - c0 : VEC_CAP;
+@PROLOADS@
+            for (uint32_t r0 = 0; r0 < t_.k; r0 += rowsMax) {
+                const uint32_t rows = t_.k - r0 < rowsMax ? t_.k - r0 : rowsMax;
+                LocalTensor<BT> raw = inQ_.AllocTensor<BT>();
+                DataCopyExtParams cpIn{static_cast<uint16_t>(rows), static_cast<uint32_t>(cw * sizeof(BT)),
+                                       static_cast<uint32_t>((t_.n - cw) * sizeof(BT)),
+                                       static_cast<uint32_t>((pitch * sizeof(BT) - CeilTo(cw * sizeof(BT), 32)) / 32), 0};
+                DataCopyPadExtParams<BT> pad{false, 0, 0, 0};
+                DataCopyPad(raw, bGm_[static_cast<uint64_t>(r0) * t_.n + n0_ + c0], cpIn, pad);
+                inQ_.EnQue(raw);
+                raw = inQ_.DeQue<BT>();
+                LocalTensor<float> calc = calcBuf_.Get<float>();
+                for (uint32_t r = 0; r < rows; ++r) {
+                    LocalTensor<float> row = calc[r * pitch];
+                    ToFloat(row, raw[r * pitch], roundTmp, cw);
+@PROCHAIN@
+                }
+                inQ_.FreeTensor(raw);
+                LocalTensor<AT> out = outQ_.AllocTensor<AT>();
+                FromFloat(out, calc, rows * pitch);
+                outQ_.EnQue(out);
+                out = outQ_.DeQue<AT>();
+                DataCopyExtParams cpOut{static_cast<uint16_t>(rows), static_cast<uint32_t>(cw * sizeof(AT)),
+                                        static_cast<uint32_t>((pitch * sizeof(AT) - CeilTo(cw * sizeof(AT), 32)) / 32),
+                                        static_cast<uint32_t>((sN - cw) * sizeof(AT)), 0};
+                DataCopyPad(wsGm_[static_cast<uint64_t>(r0) * sN + c0], out, cpOut);
+                outQ_.FreeTensor(out);
+            }
+        }
+        mm_.SetOrgShape(t_.m, sN, t_.k, t_.k);
+        mm_.SetTensorB(wsGm_);
+    }
+
+    // The block's C tiles (iterateOrder 0: M first), each through UB, the epilogue and out.
+    __aicore__ inline void Tiles()
+    {
+        const TCubeTiling& ct = t_.cube;
+        const uint32_t baseM = ct.baseM, baseN = ct.baseN;
+        pipe_.InitBuffer(cQue_, 1, baseM * baseN * sizeof(float));
+        pipe_.InitBuffer(yQue_, 1, baseM * baseN * sizeof(YT));
+        LocalTensor<uint8_t> vecRaw = vecRawBuf_.Get<uint8_t>();
+        LocalTensor<half> roundTmp = roundBuf_.Get<half>();
+@EPIDECL@
+        const uint32_t mIter = (tailM_ + baseM - 1) / baseM;
+        uint32_t i = 0;
+        while (mm_.Iterate()) {
+            LocalTensor<float> c = cQue_.AllocTensor<float>();
+            mm_.GetTensorC(c);
+            cQue_.EnQue(c);
+            c = cQue_.DeQue<float>();
+            const uint32_t tm = i % mIter, tn = i / mIter;
+            const uint32_t mt = tailM_ - tm * baseM < baseM ? tailM_ - tm * baseM : baseM;
+            const uint32_t nt = tailN_ - tn * baseN < baseN ? tailN_ - tn * baseN : baseN;
+@EPILOADS@
+            for (uint32_t r = 0; r < mt; ++r) {
+                LocalTensor<float> row = c[r * baseN];
+@EPICHAIN@
+            }
+            LocalTensor<YT> yt = yQue_.AllocTensor<YT>();
+            FromFloat(yt, c, mt * baseN);
+            cQue_.FreeTensor(c);
+            yQue_.EnQue(yt);
+            yt = yQue_.DeQue<YT>();
+            DataCopyExtParams cpOut{static_cast<uint16_t>(mt), static_cast<uint32_t>(nt * sizeof(YT)),
+                                    static_cast<uint32_t>((baseN * sizeof(YT) - CeilTo(nt * sizeof(YT), 32)) / 32),
+                                    static_cast<uint32_t>((t_.n - nt) * sizeof(YT)), 0};
+            DataCopyPad(yGm_[static_cast<uint64_t>(m0_ + tm * baseM) * t_.n + n0_ + tn * baseN], yt, cpOut);
+            yQue_.FreeTensor(yt);
+            ++i;
+        }
+    }
+
+    TPipe pipe_;
+    Matmul<AType, BType, CType, BiasType> mm_;
+    TQue<TPosition::VECIN, 1> inQ_, cQue_;
+    TQue<TPosition::VECOUT, 1> outQ_, yQue_;
+    TBuf<TPosition::VECCALC> calcBuf_, vecBuf_, vecRawBuf_, roundBuf_;
+    GlobalTensor<AT> aGm_, wsGm_, bSameGm_;
+    GM_ADDR bAddr_ = nullptr;
+    GlobalTensor<BT> bGm_;
+    GlobalTensor<YT> yGm_;
+@VECMEMBERS@
+    @T@ t_;
+    uint32_t m0_ = 0, n0_ = 0, tailM_ = 0, tailN_ = 0;
+};
+
+extern "C" __global__ __aicore__ void @NAME@_custom(@ARGS@, GM_ADDR @Y@, GM_ADDR workspace, GM_ADDR tiling)
+{
+    GET_TILING_DATA(t, tiling);
+    GM_ADDR args[] = {@ARGLIST@};
+    @K@ op;
+    op.Run(args, @Y@, workspace, t);
+}
+"""
+
+_TILING = r"""namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    const gert::Shape& sa = context->GetInputShape(@AI@)->GetStorageShape();
+    const gert::Shape& sb = context->GetInputShape(@BI@)->GetStorageShape();
+    const size_t ra = sa.GetDimNum();
+    if (ra < 2 || sb.GetDimNum() != 2) {
+        return ge::GRAPH_FAILED;
+    }
+    uint64_t m = 1;
+    for (size_t i = 0; i + 1 < ra; ++i) {
+        m *= sa.GetDim(i);
+    }
+    uint64_t k = sa.GetDim(ra - 1);
+    if (@ATRANS@) {
+        m = sa.GetDim(1);
+        k = sa.GetDim(0);
+    }
+    const uint64_t n = @BTRANS@ ? sb.GetDim(0) : sb.GetDim(1);
+    @T@* t = context->GetTilingData<@T@>();
+    t->m = static_cast<uint32_t>(m);
+    t->n = static_cast<uint32_t>(n);
+    t->k = static_cast<uint32_t>(k);
+@PRESENT@
+    auto plat = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    const auto dt = static_cast<matmul_tiling::DataType>(context->GetInputDesc(@AI@)->GetDataType());
+    if (@DTGUARD@) {
+        return ge::GRAPH_FAILED;      // a dtype the cube lowering does not serve
+    }
+    matmul_tiling::MultiCoreMatmulTiling mt(plat);
+    mt.SetDim(plat.GetCoreNumAiv());
+    mt.SetAType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, dt, @ATRANS@);
+    mt.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, dt, @BTRANS@);
+    mt.SetCType(matmul_tiling::TPosition::VECIN, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+    mt.SetShape(static_cast<int32_t>(m), static_cast<int32_t>(n), static_cast<int32_t>(k));
+    mt.SetOrgShape(static_cast<int32_t>(m), static_cast<int32_t>(n), static_cast<int32_t>(k));
+    mt.SetBias(false);
+    if (mt.GetTiling(t->cube) == -1) {
+        return ge::GRAPH_FAILED;
+    }
+    if (t->cube.baseN > static_cast<int32_t>(BASE_N_MAX)) {   // a C tile and its epilogue must fit UB
+        mt.SetFixSplit(-1, static_cast<int32_t>(BASE_N_MAX), -1);
+        if (mt.GetTiling(t->cube) == -1) {
+            return ge::GRAPH_FAILED;
+        }
+    }
+    t->mDim = static_cast<uint32_t>((m + t->cube.singleCoreM - 1) / t->cube.singleCoreM);
+    const uint32_t blocks = static_cast<uint32_t>((t->cube.usedCoreNum + 1) / 2);
+    context->SetBlockDim(blocks);
+    size_t* ws = context->GetWorkspaceSizes(1);
+    const uint64_t slots = @PROLOGUE@ ? static_cast<uint64_t>(blocks) * 2 * k * t->cube.singleCoreN : 0;
+    ws[0] = plat.GetLibApiWorkSpaceSize() + slots * (dt == matmul_tiling::DataType::DT_FLOAT ? 4 : 2);
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+"""
