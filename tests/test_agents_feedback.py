@@ -234,3 +234,18 @@ def test_an_attr_that_may_be_none_is_said_to_arrive_as_nullptr():
     text = prompts.contract(load_task(CANNBENCH / "tasks" / "level2" / "scatter"))
     assert "Attr(s) reduce may be None in a case" in text and "returns nullptr" in text
     assert "may be None" not in prompts.contract(load_task(CANNBENCH / "tasks" / "level2" / "gather"))
+
+
+async def test_each_tool_result_says_what_is_left_of_the_budget(task_dir):
+    from copilot.agents.llm import AgencySchedule
+    from tests.test_agents import CodeEvaluator
+
+    task = load_task(task_dir)
+    code = '```cpp\nextern "C" __global__ __aicore__ void scaled_tanh_custom(GM_ADDR x) {}\n// GOOD\n```'
+    llm = ScriptedLLM([code + "\nTOOL build", "TOOL run_quick_cases", "DONE"])
+    agent = LLMAgent(llm, CodeEvaluator(), session="t", use_lowering=False,
+                     schedule=AgencySchedule(max_tool_turns=5))
+    await agent.baseline(task, "910B2")
+    first, second = (llm.prompts[i].messages[-1]["content"] for i in (1, 2))
+    assert "[budget] turn 1 of at most 5;" in first and "[budget] turn 2 of at most 5;" in second
+    assert "of 150,000 tokens used" in first and "more turn(s)" in first

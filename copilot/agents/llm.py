@@ -47,7 +47,7 @@ class AgencySchedule:
     generation1: str = "tool_agent"         # tool_agent | single_pass
     later: str = "single_pass"              # single_pass | fix_loop
     max_tool_turns: int = 8
-    max_tool_tokens: int = 60_000
+    max_tool_tokens: int = 150_000          # a turn resends the conversation: 15-25k tokens each
     build_repairs: int = 3
     precision_repairs: int = 2
 
@@ -139,11 +139,19 @@ class LLMAgent:
             if not calls:
                 break                               # DONE, or a final answer without tools
             results = [await self._tool(task, chip, trace, name, arg.strip()) for name, arg in calls]
+            results.append(self._budget_line(turn + 1, used))
             msgs = msgs + [{"role": "assistant", "content": reply.text},
                            {"role": "user", "content": "\n\n".join(results)}]
             if used >= self.schedule.max_tool_tokens:
                 trace.notes.append(f"tool agent stopped at its token bound after {turn + 1} turns")
                 break
+
+    def _budget_line(self, turns: int, used: int) -> str:
+        """What is left of generation 1's tool budget, so the model can plan its last turns."""
+        s = self.schedule
+        left = min(s.max_tool_turns - turns, max(0, s.max_tool_tokens - used) // max(1, used // turns))
+        return (f"[budget] turn {turns} of at most {s.max_tool_turns}; {used:,} of {s.max_tool_tokens:,} tokens "
+                f"used (about {left} more turn(s)); the latest kernel stands as generation 1 when they run out")
 
     async def _tool(self, task: Task, chip: str, trace: _Trace, name: str, arg: str) -> str:
         if name == "read_card":
