@@ -1,5 +1,6 @@
-"""Index gathers: `torch.gather(x, dim, index)` (and `take_along_dim`, which traces to it) lowers
-to a kernel of its own: y[p] = x[p with its coordinate along `dim` replaced by index[p]].
+"""Index gathers: `torch.gather(x, dim, index)` lowers to a kernel of its own: y[p] = x[p with its
+coordinate along `dim` replaced by index[p]]. (`take_along_dim` traces to expands and a remainder
+around the gather, `index_select` to its own op: neither is this pattern yet.)
 
 The output has the index's shape. The tiling function reads `dim` (an int attr, or the one value
 every case traces) and the two shapes, and picks a mode:
@@ -40,11 +41,20 @@ class GatherPlan:
     axis_rule: None = None
 
 
+def source_of(v, passes: set):
+    """The graph node `v` comes from through the pass-through ops `passes` (copies, casts, views)."""
+    while hasattr(v, "op") and v.op == "call_function" and _name(v) in passes:
+        v = v.args[0]
+    return v
+
+
 def _index_plans():
     from copilot.lowering.cross_entropy import CrossEntropyPlan
+    from copilot.lowering.scan import ScanPlan
+    from copilot.lowering.scatter import ScatterPlan
     from copilot.lowering.segment import SegmentSumPlan
 
-    return (GatherPlan, CrossEntropyPlan, SegmentSumPlan)
+    return (GatherPlan, CrossEntropyPlan, SegmentSumPlan, ScatterPlan, ScanPlan)
 
 
 def _gather_of(gm):
@@ -76,11 +86,14 @@ def _gather_of(gm):
 
 
 def plan_index(task):
-    """The index plan of `task` (a gather, a cross-entropy over class indices, a segment sum), or None."""
+    """The index plan of `task` (a gather, a cross-entropy over class indices, a segment sum, a
+    scatter, a cumulative min / max with indices), or None."""
     from copilot.lowering.cross_entropy import plan_cross_entropy
+    from copilot.lowering.scan import plan_scan
+    from copilot.lowering.scatter import plan_scatter
     from copilot.lowering.segment import plan_segment_sum
 
-    for planner in (_plan_gather, plan_cross_entropy, plan_segment_sum):
+    for planner in (_plan_gather, plan_cross_entropy, plan_segment_sum, plan_scatter, plan_scan):
         plan = planner(task)
         if plan is not None:
             return plan
@@ -131,10 +144,14 @@ def render_plan(plan, knobs: dict) -> str:
     """The candidate source of an index plan."""
     if isinstance(plan, GatherPlan):
         return _render_gather(plan, knobs)
-    from copilot.lowering import cross_entropy, segment
+    from copilot.lowering import cross_entropy, scan, scatter, segment
 
     if isinstance(plan, segment.SegmentSumPlan):
         return segment.render(plan, knobs)
+    if isinstance(plan, scatter.ScatterPlan):
+        return scatter.render(plan, knobs)
+    if isinstance(plan, scan.ScanPlan):
+        return scan.render(plan, knobs)
     return cross_entropy.render(plan, knobs)
 
 

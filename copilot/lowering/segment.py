@@ -37,9 +37,9 @@ class SegmentSumPlan:
 
 
 def _source(v):
-    while hasattr(v, "op") and v.op == "call_function" and _name(v) in _PASS:
-        v = v.args[0]
-    return v
+    from copilot.lowering.indexing import source_of
+
+    return source_of(v, _PASS)
 
 
 def _segment_sum_of(gm):
