@@ -249,3 +249,27 @@ async def test_each_tool_result_says_what_is_left_of_the_budget(task_dir):
     first, second = (llm.prompts[i].messages[-1]["content"] for i in (1, 2))
     assert "[budget] turn 1 of at most 5;" in first and "[budget] turn 2 of at most 5;" in second
     assert "of 150,000 tokens used" in first and "more turn(s)" in first
+
+
+async def test_a_lowered_kernel_that_fails_hands_generation_one_to_the_model(task_dir, monkeypatch):
+    from copilot.agents.offline import OfflineAgent
+    from copilot.evolution import Proposal
+    from tests.test_agents import GOOD, WRONG, CodeEvaluator
+
+    async def lowered(self, task, chip):
+        return Proposal(code=WRONG % 0, origin="lowering")
+
+    monkeypatch.setattr(OfflineAgent, "baseline", lowered)
+    task = load_task(task_dir)
+    llm = ScriptedLLM([GOOD % 1])
+    p = await LLMAgent(llm, CodeEvaluator(), session="t").baseline(task, "910B2")
+    assert "GOOD 1" in p.code and p.origin == "llm"
+    assert "the lowering's kernel was incorrect" in p.notes[0] and "systematic_drift" in p.notes[0]
+
+    async def lowered_ok(self, task, chip):
+        return Proposal(code=GOOD % 0, origin="lowering")
+
+    monkeypatch.setattr(OfflineAgent, "baseline", lowered_ok)
+    llm2 = ScriptedLLM([])
+    p2 = await LLMAgent(llm2, CodeEvaluator(), session="t").baseline(task, "910B2")
+    assert p2.origin == "lowering" and not llm2.prompts

@@ -76,13 +76,18 @@ class LLMAgent:
     # --- cake: the first kernel -------------------------------------------------------------
 
     async def baseline(self, task: Task, chip: str) -> Proposal | None:
+        trace = _Trace()
         if self.use_lowering:
             from copilot.agents.offline import OfflineAgent
 
             p = await OfflineAgent().baseline(task, chip)
             if p is not None and p.code is not None:
-                return p
-        trace = _Trace()
+                ev = await self._evaluate(task, p.code)     # cached: the engine's evaluation reuses it
+                if ev.status == "passed":
+                    return p
+                trace.notes.append(f"the lowering's kernel was {ev.status} "
+                                   f"({_failure_class(ev, lambda cid: self._case_label(task, cid))}): "
+                                   "generation 1 is the model's")
         try:
             if self.schedule.generation1 == "tool_agent":
                 await self._tool_agent(task, chip, trace)
