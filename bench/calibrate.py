@@ -35,6 +35,7 @@ import argparse
 import contextlib
 import csv
 import dataclasses
+import hashlib
 import json
 import math
 import os
@@ -153,20 +154,21 @@ def sweep(args) -> int:
     for t in tasks:
         op = t.split("/")[1]
         kernel, which = kernel_for(op, chip)
-        # a case cached with another kernel, or before the latency run, is timed again
-        todo = [r for r in rows if r["task"] == t and r["excluded"] is None
-                and not _fresh(cache.get(f"{t}:{r['case']}", {}), which)]
-        if not todo:
-            continue
         task = load_task(CANNBENCH / "tasks" / t)
         if not kernel.is_file():
             kernel.write_text(lower(task, chip=chip).source)
+        sha = hashlib.sha256(kernel.read_bytes()).hexdigest()[:16]
+        # a case cached with another kernel (or another version of it), or before the latency run, is timed again
+        todo = [r for r in rows if r["task"] == t and r["excluded"] is None
+                and not _fresh(cache.get(f"{t}:{r['case']}", {}), which, sha)]
+        if not todo:
+            continue
         builds: dict[tuple, object] = {}
         for r in todo:
             case = task.case(r["case"])
             t0 = time.perf_counter()
             entry = {"op": r["op"], "case": r["case"], "shapes": [list(s) for s in case.shapes], "dtypes": case.dtypes,
-                     "kernel": which, "kernel_file": str(kernel.relative_to(REPO))}
+                     "kernel": which, "kernel_file": str(kernel.relative_to(REPO)), "kernel_sha256": sha}
             try:
                 outs = output_shapes(task, case)
                 key = tuple(case.dtypes) + tuple(o.dtype for o in outs)
@@ -200,9 +202,10 @@ def sweep(args) -> int:
     return 0
 
 
-def _fresh(entry: dict, which: str) -> bool:
+def _fresh(entry: dict, which: str, sha: str) -> bool:
     """A cached case that needs no new run: timed with the kernel in use now, latency run included."""
-    return "est_us" in entry and entry.get("kernel", "lowered") == which and entry.get("latency_hops") is not None
+    return ("est_us" in entry and entry.get("kernel", "lowered") == which and entry.get("latency_hops") is not None
+            and entry.get("kernel_sha256", sha) == sha)
 
 
 def check_kernels(args) -> int:
@@ -512,7 +515,8 @@ def fit_main(args) -> int:
         print(f"  params {r['params']}  weights {r['weights']}  bands {r['bands']}")
         for op, s in r["held_out_by_op"].items():
             print(f"  {op:28} n={s['cases']:2} median {s['median']:.2f} within x1.5 {s['within_1_5']:.0%}")
-    (OUT / "fit.md").write_text(fit_markdown(results, excluded))
+    before = json.loads(Path(args.before).read_text())["results"] if args.before else None
+    (OUT / "fit.md").write_text(fit_markdown(results, excluded, before))
     if args.write:
         for chip, r in results.items():
             write_profile(chip, r)
@@ -526,13 +530,39 @@ def _fmt_stats(s: dict) -> str:
             f"{s['p10']:.2f}-{s['p90']:.2f} |")
 
 
-def fit_markdown(results: dict, excluded: dict) -> str:
+def compare_markdown(results: dict, before: dict) -> list[str]:
+    """Held-out median and share within x1.5, all and per bound class, of a previous fit beside this one."""
+    out = ["### Before and after (held out)", "",
+           "| chip | set | cases before | median before | within x1.5 before | cases now | median now | within x1.5 now |",
+           "|---|---|---|---|---|---|---|---|"]
+    for chip, r in results.items():
+        b = before.get(chip)
+        if not b:
+            continue
+        sets = [("all", b["held_out"], r["held_out"])]
+        for cls in sorted(set(b["held_out_by_class"]) | set(r["held_out_by_class"])):
+            sets.append((f"bound {cls}", b["held_out_by_class"].get(cls, {}), r["held_out_by_class"].get(cls, {})))
+        # the classes move with the parameters: the cases that were latency-bound before, timed now
+        was_latency = {(h["op"], h["case"]) for h in b.get("held_out_cases", []) if h["bound"] == "latency"}
+        sets.append(("bound latency before (the same cases now)", b["held_out_by_class"].get("latency", {}),
+                     _stats([h["ratio"] for h in r["held_out_cases"] if (h["op"], h["case"]) in was_latency])))
+        for name, s0, s1 in sets:
+            cells = []
+            for s_ in (s0, s1):
+                cells += ([str(s_["cases"]), f"{s_['median']:.2f}", f"{s_['within_1_5']:.0%}"] if s_.get("cases")
+                          else ["0", "-", "-"])
+            out.append(f"| {chip} | {name} | " + " | ".join(cells) + " |")
+    return out + [""]
+
+
+def fit_markdown(results: dict, excluded: dict, before: dict | None = None) -> str:
     """The fit's report: parameters, held-out figures per bound class and operator, exclusions."""
-    out = []
+    out = compare_markdown(results, before) if before else []
     for chip, r in results.items():
         out += [f"### {chip}", "",
                 f"{r['cases']} cases of {len(r['operators'])} operators. Held out = each operator timed with the "
-                f"parameters fitted on the other {len(r['operators']) - 1}.", "",
+                f"parameters fitted on the other {len(r['operators']) - 1}. Launch at most "
+                f"{r.get('launch_ceiling_us', '-')} µs (the fastest public measurement on the chip).", "",
                 "| parameter | prior | fitted |", "|---|---|---|"]
         out += [f"| {k} | {r['prior'][k]} | {v} |" for k, v in r["params"].items()]
         out += [f"| weight {k} | - | {v} |" for k, v in sorted(r["weights"].items())]
@@ -542,7 +572,8 @@ def fit_markdown(results: dict, excluded: dict) -> str:
         out.append("| **held out, all** " + _fmt_stats(r["held_out"]))
         out += [f"| held out, bound {cls} " + _fmt_stats(s) for cls, s in r["held_out_by_class"].items()]
         out.append("| held out, each operator's median divided out " + _fmt_stats(r["held_out_within_operator"]))
-        out += [f"| held out, {op} " + _fmt_stats(s) for op, s in r["held_out_by_op"].items()]
+        out += [f"| held out, {op} ({'/'.join(r.get('kernels', {}).get(op, ['lowered']))} kernel) " + _fmt_stats(s)
+                for op, s in r["held_out_by_op"].items()]
         out += ["", "Bands (80th percentile of held-out |ln(est/measured)| per bound class; classes with fewer than "
                 f"{BAND_MIN_CASES} cases take the pooled one): " +
                 ", ".join(f"{k} ×÷{1 + v:.2f}" for k, v in r["bands"].items()), ""]
@@ -562,10 +593,13 @@ def write_profile(chip: str, r: dict) -> None:
     path = REPO / "copilot" / "chips" / f"{chip}.yaml"
     text = path.read_text()
     src = (f"fitted by bench/calibrate.py on {r['cases']} public CANN-Bench {chip} cases "
-           f"({len(r['operators'])} operators, single vendor kernel, real measurements)")
+           f"({len(r['operators'])} operators, single vendor kernel, real measurements; calibration kernels "
+           f"where they passed the task)")
+    notes = {"launch_us": f"; at most the fastest public measurement on the chip, {r['launch_ceiling_us']} µs",
+             "dma_latency_us": "; from the latencies on each case's critical path (the sweep's run without latency)"}
     for k, v in r["params"].items():
         text = re.sub(rf"^(  {k}: )\{{value: [^,]+, source: \"[^\"]*\"\}}", lambda m: f'{m.group(1)}{{value: {v}, '
-                      f'source: "{src}"}}', text, flags=re.M)
+                      f'source: "{src}{notes.get(k, "")}"}}', text, flags=re.M)
     text = re.sub(r"\n  vector_weights:.*?(?=\n  \S|\n\S|\Z)", "", text, flags=re.S)
     text = re.sub(r"\n  est_band:.*?(?=\n  \S|\n\S|\Z)", "", text, flags=re.S)
     weights = ", ".join(f'"{k}": {v}' for k, v in sorted(r["weights"].items()))
@@ -615,6 +649,7 @@ def main() -> int:
     f = sub.add_parser("fit", help="fit parameters and weights from the cached counts; validate held out")
     f.add_argument("--chips", default="910B2,950PR")
     f.add_argument("--write", action="store_true", help="write the fitted values and bands to the chip profiles")
+    f.add_argument("--before", default="", help="a previous fit.json: its held-out figures beside the new ones in fit.md")
     k = sub.add_parser("check-kernels", help="check --cases all of the calibration kernels on their public tasks")
     k.add_argument("--chips", default="910B2,950PR")
     k.add_argument("--ops", default="", help="comma-separated operators (default: every calibration kernel)")

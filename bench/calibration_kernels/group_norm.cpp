@@ -5,16 +5,17 @@
 // A group is Cg = C / num_groups channels of S spatial elements, contiguous in GM. Each core takes
 // whole groups (former cores one more). Per group:
 //   - statistics in one pass: sum and sum of squares in float, accumulated lane-wise over the
-//     group's chunks into two tiles and reduced once (ReduceSum), var = E[x^2] - mean^2 (the
+//     group's chunks into two tiles, folded pairwise and reduced once, var = E[x^2] - mean^2 (the
 //     task's value ranges keep |mean| within a few standard deviations: no cancellation);
-//   - y = x * a_c + b_c per channel c, with a_c = rstd * gamma_c and b_c = beta_c - mean * a_c, so
-//     every channel's chunk starts a fresh 32-byte aligned tile (channels are S long, S arbitrary);
+//   - y = (x - mean) * a_c + beta_c per channel c, a_c = rstd * gamma_c (centred first: folding the
+//     mean into the shift, x * a_c + (beta_c - mean * a_c), cancels where y is near 0), so every
+//     channel's chunk starts a fresh 32-byte aligned tile (channels are S long, S arbitrary);
 //   - a group whose padded channels fit in UB is read once (resident) and normalised in place;
 //     a larger one is read twice (statistics, then normalisation), each chunk through a
 //     double-buffered queue so copies overlap compute;
 //   - channels of one element (x is (N, C)) make a group one row of Cg elements: gamma and beta
-//     are loaded once as float rows and applied as vectors (y = x * A + B, A = rstd * gamma,
-//     B = beta - mean * A), not one instruction per channel.
+//     are loaded once as float rows and applied as vectors (y = (x - mean) * A + beta,
+//     A = rstd * gamma), not one instruction per channel.
 // fp16/bf16 are computed in float.
 #include "kernel_operator.h"
 #include "register/op_def_registry.h"
@@ -161,9 +162,17 @@ private:
         LocalTensor<float> acc2 = acc2Buf_.Get<float>();
         LocalTensor<float> work = workBuf_.Get<float>();
         LocalTensor<float> stat = statBuf_.Get<float>();
-        const int32_t w = static_cast<int32_t>(width);
-        ReduceSum(stat, acc1, work, w);
-        ReduceSum(stat[8], acc2, work, w);
+        // fold the lanes pairwise down to 64 before the reduction: a sum of thousands of lanes
+        // in one sequence loses the digits a group's variance needs
+        uint32_t w = width;
+        while (w > 64) {
+            const uint32_t h = ((w + 1) / 2 + 7) / 8 * 8;       // h >= w - h: no lane is dropped
+            Add(acc1, acc1, acc1[h], static_cast<int32_t>(w - h));
+            Add(acc2, acc2, acc2[h], static_cast<int32_t>(w - h));
+            w = h;
+        }
+        ReduceSum(stat, acc1, work, static_cast<int32_t>(w));
+        ReduceSum(stat[8], acc2, work, static_cast<int32_t>(w));
         SyncVectorToScalar();
         mean_ = stat.GetValue(0) * t_.invLength;
         float var = stat.GetValue(8) * t_.invLength - mean_ * mean_;
@@ -186,7 +195,7 @@ private:
         const float g = static_cast<float>(gammaGm_.GetValue(channel));
         const float be = static_cast<float>(betaGm_.GetValue(channel));
         a = rstd_ * g;
-        b = be - mean_ * a;
+        b = be;
     }
 
     __aicore__ inline void ZeroAccumulators(uint32_t width)
@@ -195,15 +204,17 @@ private:
         Duplicate(acc2Buf_.Get<float>(), 0.0f, static_cast<int32_t>(width));
     }
 
-    // y of one chunk from its float values v: v * a + b, cast and queued for the copy out.
+    // y of one chunk from its float values v: (v - mean) * a + b, cast and queued for the copy out.
     __aicore__ inline void StoreChunk(const LocalTensor<float>& v, float a, float b, uint32_t n)
     {
         LocalTensor<T> y = outQ_.AllocTensor<T>();
         const int32_t cnt = static_cast<int32_t>(n);
         if constexpr (IS_FLOAT) {
-            Muls(y, v, a, cnt);
+            Adds(y, v, -mean_, cnt);
+            Muls(y, y, a, cnt);
             Adds(y, y, b, cnt);
         } else {
+            Adds(v, v, -mean_, cnt);
             Muls(v, v, a, cnt);
             Adds(v, v, b, cnt);
             Cast(y, v, RoundMode::CAST_RINT, n);
@@ -233,7 +244,6 @@ private:
     {
         LocalTensor<float> f = fBuf_.Get<float>();
         LocalTensor<float> a = acc1Buf_.Get<float>();
-        LocalTensor<float> b = acc2Buf_.Get<float>();
         const uint32_t m = t_.channelsPerGroup;
         const int32_t cnt = static_cast<int32_t>(m);
         ZeroAccumulators(m);
@@ -248,8 +258,8 @@ private:
         Accumulate(f, m);
         Statistics(m);
         Muls(a, gammaBuf_.Get<float>()[channel0], rstd_, cnt);          // A = rstd * gamma
-        Muls(b, a, -mean_, cnt);
-        Add(b, b, betaBuf_.Get<float>()[channel0], cnt);                // B = beta - mean * A
+        LocalTensor<float> b = betaBuf_.Get<float>()[channel0];
+        Adds(f, f, -mean_, cnt);
         Mul(f, f, a, cnt);
         LocalTensor<T> y = outQ_.AllocTensor<T>();
         if constexpr (IS_FLOAT) {
