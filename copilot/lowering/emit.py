@@ -9,6 +9,9 @@ Kernel shape (what the tiling function chooses per case, at run time):
 - MODE_COLUMNS: the reduced axis is not the last: a unit is (outer index, a run of `tileCols`
   inner columns); `tileRows` reduced positions are loaded per step with one strided DataCopyPad,
   statistics are fp32 vectors over the column run.
+- MODE_SHORT: rows shorter than 129 elements: a tile of whole rows is transposed in UB (one Gather)
+  and computed by the column code (positions x rows), the outputs transposed back.
+With double buffering the next tile's (or split step's) copies are issued before this one's compute.
 All arithmetic is fp32: fp16/bf16 inputs are Cast up after the copy in and Cast down (RINT)
 before the copy out; masks (bool/uint8/int8) go uint8 -> half -> float.
 """
@@ -175,6 +178,12 @@ class VariantCode:
                                        if i in self.staged and self.first_pass[i] == q})
                                for q in range(self.npass)]
         self.ops = {n.op for n in nodes}
+        # first-pass loads of the next tile issued before this tile's compute (MODE_ROWS/CHUNKS,
+        # double buffering): empty when a later pass reloads one of them through the same queue
+        first = [l for l in self.loads_in_pass[0] if l not in self.staged_in_pass[0]]
+        reloaded = any(l in self.loads_in_pass[q] and l not in self.resident_in_pass[q]
+                       for q in range(1, self.npass) for l in first)
+        self.ahead = [] if reloaded else first
 
 
 class Emitter:
@@ -247,6 +256,17 @@ class Emitter:
         self.lane_maps = sorted({l.lanes for l in plan.loads if l.lanes})
         if self.lane_maps and (plan.has_reduction or self.columns):
             raise Unsupported(f"{self.op}: a lane map (rotate-half / repeat of the last axis) in a reduction")
+        # short rows (MODE_SHORT, rowLen < 64): the tile is transposed in UB and computed by the
+        # column code, so one instruction covers a position of every row of the tile
+        self.short = bool(plan.has_reduction and plan.axis_rule[0] in ("last", "attr") and self.calc == "float"
+                          and not self.arg_ops and all(l.chunks == 1 for l in plan.loads))
+        if self.short:
+            try:
+                for vi, v in enumerate(self.vcs):
+                    self.compute_cols(vi, v)
+            except Unsupported:
+                self.short = False
+        self.colcode = self.columns or self.short
 
     # ---------------------------------------------------------------- type helpers
     def in_type(self, i: int) -> str:
@@ -588,7 +608,17 @@ class Emitter:
                 nd = nodes[i]
                 dst = f"slot[{assign[i]}]"
                 if nd.op == "load":
-                    out.append(f"{ind}TakeColLoad{nd.params['load']}({dst}, n);")
+                    take = f"TakeColLoad{nd.params['load']}({dst}, n);"
+                    if self.short and v.first_pass.get(i, q) < q:
+                        out.append(f"{ind}if (td_.mode != MODE_SHORT) {{   // short rows: still resident from pass {v.first_pass[i]}")
+                        out.append(f"{ind}    {take}")
+                        out.append(f"{ind}}}")
+                    elif self.short and i in v.staged:
+                        out.append(f"{ind}if (td_.mode != MODE_SHORT || !staged_) {{   // the same for every row: filled on the first tile")
+                        out.append(f"{ind}    {take}")
+                        out.append(f"{ind}}}")
+                    else:
+                        out.append(f"{ind}{take}")
                     continue
                 args = []
                 for a in nd.args:
@@ -601,10 +631,7 @@ class Emitter:
                 if not any(k == "v" for k, _ in args):
                     out.extend(self.vec(nd, dst, args, "n", ind))
                 elif nd.op in ("add", "sub", "mul", "div", "max", "min") and sum(k == "t" for k, _ in args) == 1:
-                    out.append(f"{ind}for (uint32_t j = 0; j < nb; ++j) {{   // {nd.op} with the column statistic")
-                    rargs = [("t", f"{a}[j * pitch]") if k == "t" else ("t", a) if k == "v" else (k, a) for k, a in args]
-                    out.extend(self.vec(nd, f"{dst}[j * pitch]", rargs, "wc", ind + "    "))
-                    out.append(f"{ind}}}")
+                    out.extend(self.column_sweep(nd, dst, args, ind))
                 else:
                     vk = [k for k, (kind, _) in enumerate(args) if kind == "v"]
                     if len(vk) > 1:
@@ -616,6 +643,24 @@ class Emitter:
                     args[k] = ("t", "tmp3")
                     out.extend(self.vec(nd, dst, args, "n", ind))
             reds = [i for i, p in v.rpass.items() if p == q]
+            outs_q = {node for node, kind in v.p.outputs if kind == "full"} if q == v.npass - 1 else set()
+            # a reduced tile nothing reads afterwards is folded by halving; a tile resident for later
+            # passes (short rows) is kept and accumulated position by position
+            foldable = [i for i in reds if nodes[i].op in VEC_COMBINE and nodes[i].args[0] not in outs_q
+                        and sum(1 for r in reds if nodes[r].args[0] == nodes[i].args[0]) == 1]
+            for i in foldable:
+                nd, src, stat = nodes[i], f"slot[{assign[nodes[i].args[0]]}]", f"StatVec({v.stat_index[i]})"
+                if self.short and nd.args[0] in v.first_pass:
+                    out.append(f"{ind}if (td_.mode != MODE_SHORT) {{")
+                    out.extend(self.column_fold(nd, src, stat, ind + "    "))
+                    out.append(f"{ind}}} else {{")
+                    out.append(f"{ind}    for (uint32_t j = 0; j < nb; ++j) {{")
+                    out.append(f"{ind}        {VEC_COMBINE[nd.op]}({stat}, {stat}, {src}[j * pitch], wc);")
+                    out.append(f"{ind}    }}")
+                    out.append(f"{ind}}}")
+                else:
+                    out.extend(self.column_fold(nd, src, stat, ind))
+            reds = [i for i in reds if i not in foldable]
             if reds:
                 out.append(f"{ind}for (uint32_t j = 0; j < nb; ++j) {{")
                 for i in reds:
@@ -673,6 +718,42 @@ class Emitter:
             out.append("        }")
         out.append("    }")
         return "\n".join(out)
+
+    def column_sweep(self, nd, dst: str, args: list, ind: str) -> list[str]:
+        """`x op statVec` over nb reduced positions x wc columns: one instruction per 64 columns
+        whose repeats walk the positions (src1 repeat stride 0 re-reads the statistic), instead of
+        one instruction per position; rows too far apart for a repeat stride (> 255 blocks) loop."""
+        rargs = [("t", f"{a}[j0 * pitch + c0]") if k == "t" else ("t", f"{a}[c0]") if k == "v" else (k, a)
+                 for k, a in args]
+        stat_first = args[0][0] == "v"
+        strides = "{1, 1, 1, 0, blk, blk}" if stat_first else "{1, 1, 1, blk, blk, 0}"
+        cnt = f"mask, static_cast<uint8_t>(rep), BinaryRepeatParams{strides}"
+        L = [f"{ind}if (pitch / 8 <= 255) {{   // {nd.op} with the column statistic: repeats walk the positions",
+             f"{ind}    const uint8_t blk = static_cast<uint8_t>(pitch / 8);",
+             f"{ind}    for (uint32_t c0 = 0; c0 < wc; c0 += VEC_ALIGN) {{",
+             f"{ind}        const uint64_t mask = wc - c0 < VEC_ALIGN ? wc - c0 : VEC_ALIGN;",
+             f"{ind}        for (uint32_t j0 = 0; j0 < nb; j0 += 255) {{",
+             f"{ind}            const uint32_t rep = nb - j0 < 255 ? nb - j0 : 255;"]
+        L += self.vec(nd, f"{dst}[j0 * pitch + c0]", rargs, cnt, ind + "            ")
+        L += [f"{ind}        }}", f"{ind}    }}", f"{ind}}} else {{"]
+        rargs = [("t", f"{a}[j * pitch]") if k == "t" else ("t", a) if k == "v" else (k, a) for k, a in args]
+        L.append(f"{ind}    for (uint32_t j = 0; j < nb; ++j) {{")
+        L += self.vec(nd, f"{dst}[j * pitch]", rargs, "wc", ind + "        ")
+        L += [f"{ind}    }}", f"{ind}}}"]
+        return L
+
+    @staticmethod
+    def column_fold(nd, src: str, stat: str, ind: str) -> list[str]:
+        """Fold nb positions of the tile into the column statistic by halving: the upper half of
+        the rows is combined into the lower half (one instruction each time), then row 0 into the
+        statistic; the tile is not needed after its reduction."""
+        api = VEC_COMBINE[nd.op]
+        return [f"{ind}for (uint32_t m = nb; m > 1;) {{   // {nd.op}: halve the positions",
+                f"{ind}    const uint32_t h = m / 2;",
+                f"{ind}    {api}({src}, {src}, {src}[(m - h) * pitch], h * pitch);",
+                f"{ind}    m -= h;",
+                f"{ind}}}",
+                f"{ind}{api}({stat}, {stat}, {src}, wc);"]
 
     # ---------------------------------------------------------------- whole file
     def emit(self) -> str:
