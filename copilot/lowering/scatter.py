@@ -11,6 +11,8 @@ positions that differ only along dim): a lane writes only into its own line of y
 are split over cores without two cores touching one element, and each lane runs along dim in
 order, as torch does (the last update wins; products and sums in the same order). The lanes run
 on the scalar unit (GM reads and writes element by element): correct for any shape, slow.
+fp16 / bf16 are combined in an fp32 copy of y in the workspace and narrowed once at the end
+(torch's CPU kernel accumulates them in fp32 too: per-step fp16 rounding loses sums that cancel).
 """
 
 from __future__ import annotations
@@ -211,6 +213,18 @@ using Elem = @DT@;
 using Index = @IT@;
 // 8-byte data is copied as uint32 pairs; the rest as itself
 using Unit = std::conditional<sizeof(Elem) == 8, uint32_t, Elem>::type;
+// where y is combined: fp16 / bf16 in an fp32 copy in the workspace (narrowed once at the end, as
+// torch accumulates them), every other type in y itself
+using Acc = std::conditional<std::is_floating_point<Elem>::value || std::is_integral<Elem>::value, Elem, float>::type;
+
+// A tile from one element type to another (only called where they differ).
+template <typename D, typename S>
+__aicore__ inline void CastTile(const LocalTensor<D>& dst, const LocalTensor<S>& src, RoundMode mode, uint32_t n)
+{
+    if constexpr (!std::is_same<D, S>::value) {
+        Cast(dst, src, mode, n);
+    }
+}
 
 // y (=, +=, *=, min=, max=) v; 16-bit floats through fp32, rounded once, as torch's CPU kernel.
 template <typename T>
@@ -234,25 +248,38 @@ __aicore__ inline T Combine(uint32_t mode, T y, T v)
 
 class @K@ {
     static constexpr uint32_t UNITS = sizeof(Elem) / sizeof(Unit);
+    static constexpr bool WIDE = !std::is_same<Acc, Elem>::value;
 
 public:
-    __aicore__ inline void Init(GM_ADDR dataAddr, GM_ADDR idxAddr, GM_ADDR updAddr, GM_ADDR yAddr, const @T@& tiling)
+    __aicore__ inline void Init(GM_ADDR dataAddr, GM_ADDR idxAddr, GM_ADDR updAddr, GM_ADDR yAddr, GM_ADDR workspace,
+                                const @T@& tiling)
     {
         td_ = tiling;
         dataGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Unit*>(dataAddr), td_.yNumel * UNITS);
+        dataElemGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Elem*>(dataAddr), td_.yNumel);
         yUnitGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Unit*>(yAddr), td_.yNumel * UNITS);
         yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Elem*>(yAddr), td_.yNumel);
         idxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Index*>(idxAddr), td_.idxNumel);
         updGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Elem*>(updAddr), td_.updNumel);
-@UNIT_RANGE@        pipe_.InitBuffer(copyBuf_, td_.copyTile * sizeof(Elem));
+        accGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Acc*>(WIDE ? GetUserWorkspace(workspace) : yAddr), td_.yNumel);
+@UNIT_RANGE@        pipe_.InitBuffer(copyBuf_, td_.copyTile * (sizeof(Elem) + sizeof(Acc)));
     }
 
     __aicore__ inline void Process()
     {
-        CopyShare();
-        SyncAll();                                // y holds data everywhere before any lane writes
+        if constexpr (WIDE) {
+            CastShare(true);
+        } else {
+            CopyShare();
+        }
+        SyncAll();                                // the combined copy holds data before any lane writes
         for (uint64_t u = 0; u < unitCount_; ++u) {
             Lane(unitStart_ + u);
+        }
+        if constexpr (WIDE) {
+            PipeBarrier<PIPE_ALL>();
+            SyncAll();                            // every lane is done with the fp32 copy
+            CastShare(false);
         }
     }
 
@@ -278,6 +305,39 @@ private:
         PipeBarrier<PIPE_ALL>();
     }
 
+    // fp16 / bf16: this core's share of data widened into the fp32 copy (`in`), or of the copy
+    // narrowed into y.
+    __aicore__ inline void CastShare(bool in)
+    {
+        const uint64_t total = td_.yNumel;
+        const uint64_t per = ((total + td_.blockDim - 1) / td_.blockDim + 15) / 16 * 16;
+        const uint64_t first = per * static_cast<uint64_t>(GetBlockIdx());
+        const uint64_t begin = first < total ? first : total;
+        const uint64_t end = begin + per < total ? begin + per : total;
+        LocalTensor<Elem> narrow = copyBuf_.Get<Elem>();
+        LocalTensor<Acc> wide = narrow[td_.copyTile].template ReinterpretCast<Acc>();
+        for (uint64_t at = begin; at < end; at += td_.copyTile) {
+            const uint32_t n = static_cast<uint32_t>(end - at < td_.copyTile ? end - at : td_.copyTile);
+            SyncPipes<HardEvent::MTE3_MTE2>();
+            if (in) {
+                DataCopyPad(narrow, dataElemGm_[at], DataCopyExtParams(1, n * sizeof(Elem), 0, 0, 0),
+                            DataCopyPadExtParams<Elem>(false, 0, 0, 0));
+                SyncPipes<HardEvent::MTE2_V>();
+                CastTile(wide, narrow, RoundMode::CAST_NONE, n);
+                SyncPipes<HardEvent::V_MTE3>();
+                DataCopyPad(accGm_[at], wide, DataCopyExtParams(1, n * sizeof(Acc), 0, 0, 0));
+            } else {
+                DataCopyPad(wide, accGm_[at], DataCopyExtParams(1, n * sizeof(Acc), 0, 0, 0),
+                            DataCopyPadExtParams<Acc>(false, 0, 0, 0));
+                SyncPipes<HardEvent::MTE2_V>();
+                CastTile(narrow, wide, RoundMode::CAST_RINT, n);
+                SyncPipes<HardEvent::V_MTE3>();
+                DataCopyPad(yGm_[at], narrow, DataCopyExtParams(1, n * sizeof(Elem), 0, 0, 0));
+            }
+        }
+        PipeBarrier<PIPE_ALL>();
+    }
+
     // One lane: its index, update and y offsets, then every position along dim in order.
     __aicore__ inline void Lane(uint64_t lane)
     {
@@ -293,14 +353,14 @@ private:
         }
         for (uint64_t j = 0; j < td_.lineLen; ++j) {
             const int64_t t = static_cast<int64_t>(idxGm_.GetValue(static_cast<uint64_t>(idxOff)));
-            const Elem v = updGm_.GetValue(static_cast<uint64_t>(updOff));
+            const Acc v = static_cast<Acc>(updGm_.GetValue(static_cast<uint64_t>(updOff)));
             idxOff += td_.idxStride;
             updOff += td_.updStride;
             if (t < 0 || t >= td_.axisLen) {
                 continue;
             }
             const uint64_t at = static_cast<uint64_t>(yOff + t * td_.yStride);
-            yGm_.SetValue(at, td_.mode == SCATTER_UPDATE ? v : Combine(td_.mode, yGm_.GetValue(at), v));
+            accGm_.SetValue(at, td_.mode == SCATTER_UPDATE ? v : Combine(td_.mode, accGm_.GetValue(at), v));
         }
     }
 
@@ -308,10 +368,12 @@ private:
     TPipe pipe_;
     TBuf<QuePosition::VECCALC> copyBuf_;
     GlobalTensor<Unit> dataGm_;
+    GlobalTensor<Elem> dataElemGm_;
     GlobalTensor<Unit> yUnitGm_;
     GlobalTensor<Elem> yGm_;
     GlobalTensor<Index> idxGm_;
     GlobalTensor<Elem> updGm_;
+    GlobalTensor<Acc> accGm_;
     @T@ td_;
     uint64_t unitStart_ = 0;
     uint64_t unitCount_ = 0;
@@ -319,10 +381,9 @@ private:
 
 extern "C" __global__ __aicore__ void @NAME@_custom(@ARGS@, GM_ADDR @Y@, GM_ADDR workspace, GM_ADDR tiling)
 {
-    (void)workspace;
     GET_TILING_DATA(tilingData, tiling);
     @K@ op;
-    op.Init(@D@, @I@, @U@, @Y@, tilingData);
+    op.Init(@D@, @I@, @U@, @Y@, workspace, tilingData);
     op.Process();
 }
 """
@@ -394,14 +455,16 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
         return ge::GRAPH_FAILED;
     }
     const uint64_t eb = DtypeBytes(context->GetInputDesc(@DI@)->GetDataType());
-    td->copyTile = static_cast<uint32_t>((ubSize - reserve) / 2 / eb / 64 * 64);
+    td->copyTile = static_cast<uint32_t>((ubSize - reserve) / 2 / (eb + 4) / 64 * 64);
     if (td->lanes == 0 || td->lineLen == 0) {
         td->lanes = 1;      // nothing to scatter: one core copies data into y
         td->lineLen = 0;
     }
 @SPLIT@    td->blockDim = static_cast<uint32_t>(blockDim);
+    const ge::DataType dt = context->GetInputDesc(@DI@)->GetDataType();
+    const bool wide = dt == ge::DT_FLOAT16 || dt == ge::DT_BF16;      // combined in an fp32 copy
     size_t* workspace = context->GetWorkspaceSizes(1);
-    workspace[0] = 0;
+    workspace[0] = platform.GetLibApiWorkSpaceSize() + (wide ? td->yNumel * sizeof(float) : 0);
     return ge::GRAPH_SUCCESS;
 }
 }  // namespace optiling"""
