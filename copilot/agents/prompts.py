@@ -63,7 +63,8 @@ def task_statement(task: Task) -> str:
              f"One kernel must serve every case; sample shapes: {shapes}.",
              task.desc_text.strip(),
              "Where the description and its golden code disagree, the golden decides: every case is judged "
-             "against the golden's outputs." if task.desc_text.strip() else ""]
+             "against the golden's outputs, computed by PyTorch on the CPU (its tie and NaN rules)."
+             if task.desc_text.strip() else ""]
     return "\n".join(x for x in lines if x)
 
 
