@@ -3,8 +3,8 @@ the per-core timelines (`cannsim/cost_timeline.h`), its bottleneck class, and th
 
 Every number produced here is an estimate of a model, never a measurement: results carry
 `timing = "estimate"`. Parameters come from the chip profile's `cost:` section, each with its
-source or `provisional`; the 910B2 values are fitted on the measured figures in
-`shared/calibration/910b2-measured.csv` (see docs/cost-model.md).
+source or `provisional`; the 910B2 and 950PR values are fitted by bench/calibrate.py on CANN-Bench's public
+measurements (see docs/cost-model.md).
 """
 
 from __future__ import annotations
