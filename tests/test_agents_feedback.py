@@ -246,6 +246,7 @@ async def test_each_tool_result_says_what_is_left_of_the_budget(task_dir):
     agent = LLMAgent(llm, CodeEvaluator(), session="t", use_lowering=False,
                      schedule=AgencySchedule(max_tool_turns=5))
     await agent.baseline(task, "910B2")
+    assert "Budget: at most 5 turns and 150,000 tokens" in llm.prompts[0].messages[-1]["content"]
     first, second = (llm.prompts[i].messages[-1]["content"] for i in (1, 2))
     assert "[budget] turn 1 of at most 5;" in first and "[budget] turn 2 of at most 5;" in second
     assert "of 150,000 tokens used" in first and "more turn(s)" in first

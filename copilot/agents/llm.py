@@ -131,8 +131,10 @@ class LLMAgent:
     async def _tool_agent(self, task: Task, chip: str, trace: _Trace) -> None:
         slice_ = self._slice(task, "init", chip, round_=1)
         extra = op_cards(task, slice_.ids, chip)
+        budget = (f"\nBudget: at most {self.schedule.max_tool_turns} turns and {self.schedule.max_tool_tokens:,} "
+                  "tokens (each turn resends the conversation); every tool result says what is left.")
         msgs = prompts.generation_prompt(task, slice_.render() + ("\n" + extra if extra else ""),
-                                         TOOLS_HELP + "\n\n" + card_catalogue(slice_.ids + _ids(extra), chip))
+                                         TOOLS_HELP + budget + "\n\n" + card_catalogue(slice_.ids + _ids(extra), chip))
         used = 0
         for turn in range(self.schedule.max_tool_turns):
             reply = await self._ask(msgs, "init", "cake", 1)
