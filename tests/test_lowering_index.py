@@ -98,6 +98,7 @@ def test_cross_entropy_reads_reduction_and_ignore_index_at_run_time():
     assert "SyncAll()" in kernel                             # sum / mean combine the cores' partials
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
 def test_cross_entropy_with_class_chunks_passes_the_emulator(tmp_path):
     # case 4: (2, 5000, 7) logits, the class axis strided and split into chunks, mean over cores
