@@ -5,15 +5,22 @@ Memory: the oracle widens every float input to fp64, so a case costs about
 estimate exceeds the budget (`CANNPILOT_ORACLE_BUDGET_GB`, default half the machine's memory,
 at most 16 GiB) raise `CaseTooLarge`: they are judged for speed only (cost-model estimate), their
 correctness is established on the smaller cases of the same task.
+
+Speed: torch's CPU kernels for fp16 convolutions accumulate in fp32 and round once, but run at
+about 1/50 of the fp32 kernels' rate (0.2 GFLOP/s on a 3-D weight gradient). The golden's fp16
+convolutions are therefore computed by the fp32 kernels and rounded once to fp16: the same bits,
+50x sooner (`tests/test_oracle_convolution.py` holds the two equal).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from copilot.dtypes import from_torch
 from copilot.errors import BadInput, CannpilotError
@@ -99,11 +106,46 @@ def golden_arguments(task: Task, case: Case, inputs: list) -> tuple[list, dict]:
     return list(inputs), attrs
 
 
+_CONVOLUTIONS = {torch.ops.aten.convolution.default, torch.ops.aten.convolution_backward.default}
+
+
+class HalfConvolutionsInFloat(TorchDispatchMode):
+    """fp16 CPU convolutions (forward, transposed, and their gradients) on the fp32 kernels, with
+    one rounding to fp16 at the end: what torch's own fp16 kernels return, at the fp32 kernels' speed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.widened = 0                # convolutions run on the fp32 kernels
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _CONVOLUTIONS and any(isinstance(a, torch.Tensor) and a.dtype == torch.float16
+                                         and a.device.type == "cpu" for a in args):
+            self.widened += 1
+            def widen(a):
+                return a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.float16 else a
+
+            out = func(*[widen(a) for a in args], **kwargs)
+            if isinstance(out, tuple):
+                return tuple(o.half() if isinstance(o, torch.Tensor) else o for o in out)
+            return out.half()
+        return func(*args, **kwargs)
+
+
+def _tensors(inputs: list):
+    for t in inputs:
+        if isinstance(t, (list, tuple)):      # a tensor-list input
+            yield from t
+        else:
+            yield t
+
+
 def _call(fn, task: Task, case: Case, inputs: list, label: str) -> list[torch.Tensor]:
     where = f"{task.path if task.kind == 'kernelbench' else task.path / 'golden.py'} ({label}, {case.label()})"
     args, kwargs = golden_arguments(task, case, inputs)
     try:
-        with torch.no_grad():
+        half = any(isinstance(t, torch.Tensor) and t.dtype == torch.float16 for t in _tensors(inputs))
+        with torch.no_grad(), (HalfConvolutionsInFloat() if half else contextlib.nullcontext()):
             result = fn(*args, **kwargs)
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
