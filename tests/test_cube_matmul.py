@@ -101,11 +101,12 @@ def test_b_panel_reused_across_tiles(mm_bin, tmp_path):
 
 
 def test_host_tiling_fits_the_chip(mm_bin, tmp_path):
-    _, _, t, counters = _run(mm_bin, tmp_path, "half", 1024, 1024, 1024)
-    assert (t["baseM"], t["baseN"], t["baseK"]) == (128, 256, 64)
+    _, _, t, counters = _run(mm_bin, tmp_path, "half", 256, 512, 128)
+    assert (t["baseM"], t["baseN"], t["baseK"]) == (128, 256, 64)   # the reference's recommended blocks
     assert t["dbL0C"] == 1                                  # 128 x 256 x 4 B is all of L0C
+    assert t["stepKa"] * t["baseK"] >= 128                  # K whole in L1
     by = {(c["pipe"], c["api"]): c for c in counters["counters"]}
-    assert by[("M", "Mmad")]["elements"] == 1024 ** 3       # every MAC once, whole fractals
+    assert by[("M", "Mmad")]["elements"] == 256 * 512 * 128  # every MAC once, whole fractals
 
 
 RULES = [(line.split(":")[0].split()[-1], line.split(":")[1].strip())

@@ -15,7 +15,11 @@
 
 constexpr uint32_t BASE_N_MAX = 128;       // C tile columns: the tile and its epilogue fit UB
 constexpr uint32_t VEC_CAP = 2048;         // columns of a prologue chunk (and of a vector slice)
-constexpr uint32_t PRO_BYTES = 64 * 1024;  // UB for a prologue chunk's rows
+constexpr uint32_t PRO_BYTES = 96 * 1024;  // UB for a prologue chunk's rows
+constexpr uint32_t ROUND_CAP = 16384;      // elements the rounding scratch holds
+constexpr uint32_t UB_BYTES = 192 * 1024 - 256;   // 910B's UB per AIV
+
+constexpr uint32_t PRO_VECS = 0;     // per-column vectors of the prologue
 
 struct LinearReluTilingData {
     AscendC::tiling::TCubeTiling cube;
@@ -88,6 +92,15 @@ __aicore__ inline void LoadVector(const LocalTensor<float>& dst, const GlobalTen
     WaitFlag<HardEvent::V_MTE2>(EVENT_ID0);
 }
 
+// A float vector of n columns copied into `rows` rows of `pitch` (chunk-wide ops on per-column data).
+__aicore__ inline void Replicate(const LocalTensor<float>& dst, const LocalTensor<float>& vec, uint32_t n, uint32_t pitch,
+                                 uint32_t rows)
+{
+    for (uint32_t r = 0; r < rows; ++r) {
+        Adds(dst[r * pitch], vec, 0.0f, n);
+    }
+}
+
 class KernelLinearRelu {
 public:
     using AType = MatmulType<TPosition::GM, CubeFormat::ND, AT, false>;
@@ -120,7 +133,7 @@ public:
         scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ DT_SCALE_T*>(args[3]));
         pipe_.InitBuffer(vecBuf_, 2 * VEC_CAP * sizeof(float));
         pipe_.InitBuffer(vecRawBuf_, VEC_CAP * sizeof(float));
-        pipe_.InitBuffer(roundBuf_, (VEC_CAP > ct.baseM * BASE_N_MAX ? VEC_CAP : ct.baseM * BASE_N_MAX) * sizeof(half));
+        pipe_.InitBuffer(roundBuf_, ROUND_CAP * sizeof(half));
         if constexpr (false) {
             Prologue(workspace);
         } else {
@@ -147,16 +160,27 @@ private:
         wsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ AT*>(ws) + slot, static_cast<uint64_t>(t_.k) * sN);
         const uint32_t cwMax = tailN_ < VEC_CAP ? tailN_ : VEC_CAP;
         const uint32_t pitch = CeilTo(cwMax, 32);
-        uint32_t rowsMax = PRO_BYTES / (pitch * (sizeof(BT) + sizeof(float) + sizeof(AT)));
+        // rows of a chunk: the raw, float and cube-dtype copies and each vector replicated per row
+        // what UB has left beside the tile buffers Tiles() takes afterwards
+        const uint32_t tileBytes = ct.baseM * ct.baseN * (sizeof(float) + sizeof(YT));
+        const uint32_t fixedBytes = ROUND_CAP * sizeof(half) + (2 + 1) * VEC_CAP * sizeof(float) + tileBytes;
+        const uint32_t proBytes = UB_BYTES > fixedBytes + 4096 ? UB_BYTES - fixedBytes - 4096 : 4096;
+        uint32_t rowsMax = (proBytes < PRO_BYTES ? proBytes : PRO_BYTES) /
+                           (pitch * (sizeof(BT) + sizeof(float) + sizeof(AT) + PRO_VECS * sizeof(float)));
+        rowsMax = rowsMax * pitch > ROUND_CAP ? ROUND_CAP / pitch : rowsMax;
         rowsMax = rowsMax == 0 ? 1 : rowsMax;
         pipe_.InitBuffer(inQ_, 1, rowsMax * pitch * sizeof(BT));
         pipe_.InitBuffer(outQ_, 1, rowsMax * pitch * sizeof(AT));
         pipe_.InitBuffer(calcBuf_, rowsMax * pitch * sizeof(float));
+        if (PRO_VECS > 0) {
+            pipe_.InitBuffer(repBuf_, PRO_VECS * rowsMax * pitch * sizeof(float));
+        }
         LocalTensor<uint8_t> vecRaw = vecRawBuf_.Get<uint8_t>();
         LocalTensor<half> roundTmp = roundBuf_.Get<half>();
 
         for (uint32_t c0 = 0; c0 < tailN_; c0 += VEC_CAP) {
             const uint32_t cw = tailN_ - c0 < VEC_CAP ? tailN_ - c0 : VEC_CAP;
+
 
             for (uint32_t r0 = 0; r0 < t_.k; r0 += rowsMax) {
                 const uint32_t rows = t_.k - r0 < rowsMax ? t_.k - r0 : rowsMax;
@@ -169,11 +193,9 @@ private:
                 inQ_.EnQue(raw);
                 raw = inQ_.DeQue<BT>();
                 LocalTensor<float> calc = calcBuf_.Get<float>();
-                for (uint32_t r = 0; r < rows; ++r) {
-                    LocalTensor<float> row = calc[r * pitch];
-                    ToFloat(row, raw[r * pitch], roundTmp, cw);
+                const uint32_t span = rows * pitch;   // whole chunk at once (the vectors are replicated per row)
+                ToFloat(calc, raw, roundTmp, span);
 
-                }
                 inQ_.FreeTensor(raw);
                 LocalTensor<AT> out = outQ_.AllocTensor<AT>();
                 FromFloat(out, calc, rows * pitch);
@@ -238,7 +260,7 @@ private:
     Matmul<AType, BType, CType, BiasType> mm_;
     TQue<TPosition::VECIN, 1> inQ_, cQue_;
     TQue<TPosition::VECOUT, 1> outQ_, yQue_;
-    TBuf<TPosition::VECCALC> calcBuf_, vecBuf_, vecRawBuf_, roundBuf_;
+    TBuf<TPosition::VECCALC> calcBuf_, vecBuf_, vecRawBuf_, roundBuf_, repBuf_;
     GlobalTensor<AT> aGm_, wsGm_, bSameGm_;
     GM_ADDR bAddr_ = nullptr;
     GlobalTensor<BT> bGm_;

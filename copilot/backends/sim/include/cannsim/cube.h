@@ -229,9 +229,6 @@ __attribute__((optimize("O3"))) inline void axpy(int32_t* row, int32_t a, const 
 __attribute__((optimize("O3"))) inline void axpy(float* row, float a, const float* b, uint64_t n) {
     for (uint64_t j = 0; j < n; ++j) row[j] += a * b[j];
 }
-__attribute__((optimize("O3"))) inline void axpy(double* row, double a, const float* b, uint64_t n) {
-    for (uint64_t j = 0; j < n; ++j) row[j] += a * static_cast<double>(b[j]);
-}
 
 // The source unit a load's repeat r reads (addrMode: decreasing addresses), and the lowest and highest
 // over its repeats; a walk before the start of src is fatal.
@@ -453,14 +450,14 @@ inline void mmad_impl(const LocalTensor<T>& dst, const LocalTensor<U>& fm, const
             } else {
                 // one fractal of K at a time: its products summed, then added to the fp32 accumulator
                 // (UNVERIFIED: the reduction order inside the cube is not documented)
-                std::vector<double> part(p.n);
+                std::vector<float> part(p.n);
                 for (uint64_t k0 = 0; k0 < p.k; k0 += c0) {
-                    std::fill(part.begin(), part.end(), 0.0);
+                    std::fill(part.begin(), part.end(), 0.0f);
                     for (uint64_t kk = k0; kk < std::min<uint64_t>(p.k, k0 + c0); ++kk) {
-                        const double av = a[i * kpad + kk];
+                        const float av = a[i * kpad + kk];
                         if (av != 0) cannsim::axpy(part.data(), av, &b[kk * nb * 16], p.n);
                     }
-                    for (uint64_t j = 0; j < p.n; ++j) row[j] += static_cast<float>(part[j]);
+                    cannsim::axpy(row.data(), 1.0f, part.data(), p.n);
                 }
             }
             for (uint64_t j = 0; j < p.n; ++j) {
