@@ -270,7 +270,9 @@ def test_a_diagnostics_flood_is_read_capped(relu, case):
 def test_tampering_with_the_run_directory_fails_and_leaks_nothing(relu, case, secret):
     t0 = time.perf_counter()
     r = _unscanned("tamper_rundir", relu, case)
-    assert time.perf_counter() - t0 < 30
+    # a FIFO the parent opened would block it for ever: the bound only tells a hang from a slow
+    # build on a loaded machine (the compile is most of the time)
+    assert time.perf_counter() - t0 < 300
     assert "tamper: 0 0 0 0" in r.stdout      # the directory is the parent's: no unlink, link or FIFO
     assert SECRET not in _everything(r)
     assert r.ok, [(d.id, d.message) for d in r.diagnostics]
