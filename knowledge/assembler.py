@@ -143,7 +143,7 @@ def assemble(task_or_patterns, phase: str, chip: str = "910B2", diagnostics=(),
         apis = _pattern_apis(patterns[:2], chip)
         pick(0, ex, "full", ex_reason)
         for c in cards:
-            if c.level in ("L0", "L1") and "init" in c.phases:
+            if c.level in ("L0", "L1") and "init" in c.phases and c.fits_pattern(patterns):
                 pick(1, c, "summary", f"{c.level} mental model")
         for c in cards:
             if c.level == "L2" and "init" in c.phases and c.fits_pattern(patterns):

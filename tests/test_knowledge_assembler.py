@@ -42,6 +42,15 @@ def test_init_holds_every_level_and_the_exemplar_in_full():
     assert order == sorted(order)
 
 
+def test_mental_model_cards_of_another_pattern_stay_out():
+    """L0/L1 cards are for every task unless they name their patterns: the cube's are for matmuls."""
+    vector = {c.id for c in assemble(["elementwise"], "init").cards}
+    cube = {c.id for c in assemble(["matmul"], "init").cards}
+    assert "L0.cube-unit" in cube and "L1.matmul-api-semantics" in cube
+    assert "L0.cube-unit" not in vector and "L1.matmul-api-semantics" not in vector
+    assert {"L0.pipes", "L1.queue-protocol"} <= vector & cube
+
+
 def test_mutation_is_compact_l2_to_l4():
     sl = assemble(["elementwise"], "mutation")
     assert {c.level for c in sl.cards} == {"L2", "L3", "L4"}
