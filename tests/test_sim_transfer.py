@@ -46,6 +46,10 @@ def test_a_reused_gm_buffer_is_zero_around_the_new_data_and_outputs_in_place_ret
 
     if runner._gm_pool.cap() == 0:
         pytest.skip("no GM pool without the sandbox's pid namespace")
+    with runner._gm_pool.lock:                 # buffers of earlier runs in this process: not this test's
+        stale, runner._gm_pool.idle = runner._gm_pool.idle, []
+    for old in stale:
+        old.close()
     big = torch.arange(3000, dtype=torch.float32)
     gm, pad = runner._gm_buffer(big, big.numel() * 4)
     runner._gm_pool.give_back([gm])

@@ -20,8 +20,9 @@ from copilot.tasks.model import Task
 _FLOAT_TILE = re.compile(r"LocalTensor\s*<\s*float\s*>")
 _CAST = re.compile(r"\bCast\s*[<(]")
 # a queue initialised two deep, or a buffer-count constant/tiling field set to 2
-_DEPTH_TWO = re.compile(r"\bInitBuffer\s*\(\s*\w+\s*,\s*2\s*,|\bbuffer_?num\s*=\s*2\b|\bTQue\s*<[^>]*,\s*2\s*>",
-                        re.I)
+# two buffers per queue: InitBuffer's count (a TQue's depth template argument is how many tiles
+# may be queued at once, e.g. a copy issued ahead, not how many buffers the queue owns)
+_DEPTH_TWO = re.compile(r"\bInitBuffer\s*\(\s*\w+\s*,\s*2\s*,|\bbuffer_?num\s*=\s*2\b", re.I)
 
 
 def _computes_in_float(task: Task, parent: Candidate) -> str | None:
