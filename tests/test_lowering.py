@@ -191,7 +191,7 @@ def test_knobs_change_the_kernel():
     a = lower("relu").source
     b = lower("relu", knobs={"buffer_num": 1, "tile_elems": 2048, "block_dim_policy": "all_cores"}).source
     assert a != b
-    assert "uint32_t bufferNum = 1;" in b and "2048" in b
+    assert "constexpr uint64_t KNOB_BUFFER_NUM = 1;" in b and "KNOB_TILE_ELEMS = 2048;" in b
 
 
 # ---------------------------------------------------------------- CLI

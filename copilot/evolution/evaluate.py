@@ -221,8 +221,10 @@ class SimEvaluator:
             path.write_text(candidate.code, encoding="utf-8")
         return path
 
-    def _build_all(self, task: Task, path: Path, cases: list[Case]) -> tuple[dict, float]:
-        """Every dtype combination the cases need, built at once ({combination: Build}, seconds)."""
+    def _build_all(self, task: Task, path: Path, cases: list[Case], knob_data: bool = True) -> tuple[dict, float]:
+        """Every dtype combination the cases need, built at once ({combination: Build}, seconds).
+        `knob_data`: tiling knobs read from the launcher's knob block (a tiling-only child links
+        nothing); off, the literal source as exported is compiled."""
         from concurrent.futures import ThreadPoolExecutor
 
         from copilot.backends import sim
@@ -232,7 +234,7 @@ class SimEvaluator:
                                     for c in cases))
         t0 = time.perf_counter()
         with ThreadPoolExecutor(max_workers=BUILD_WORKERS) as pool:
-            done = list(pool.map(lambda k: sim.build(path, task, list(k), self.chip), combos))
+            done = list(pool.map(lambda k: sim.build(path, task, list(k), self.chip, knob_data=knob_data), combos))
         return dict(zip(combos, done)), time.perf_counter() - t0
 
     def correctness_cases(self, task: Task) -> list[Case]:
@@ -337,7 +339,7 @@ class SimEvaluator:
 
         path = self._source(task, candidate)
         perf = select_cases(task, self.perf)
-        builds, _ = self._build_all(task, path, list(task.cases) + perf)
+        builds, _ = self._build_all(task, path, list(task.cases) + perf, knob_data=False)   # what is exported
         diags = [d.to_json() for b in builds.values() for d in b.diagnostics]
         if not all(b.ok for b in builds.values()):
             return _demoted(Evaluation("build_failed", diagnostics=_dedupe(diags), build_ok=False),

@@ -956,6 +956,26 @@ def _attr_var(name: str) -> str:
     return "attr" + "".join(p[:1].upper() + p[1:] for p in name.split("_"))
 
 
+# The tiling knobs the host tiling function reads, in the order of `_knob_block`'s lines; the
+# block_dim_policy values by their index in it.
+TILING_KNOBS = ("tile_elems", "buffer_num", "rows_per_tile", "split_d_elems", "ub_reserve_bytes",
+                "block_dim_policy", "min_work_elems")
+BLOCK_DIM_POLICIES = ("all_cores", "half_cores", "min_work")
+
+
+def _knob_block(knobs: dict) -> str:
+    """The tiling knobs as constants of the host half (one line each, `constexpr uint64_t
+    KNOB_<NAME> = <value>;`): only the tiling function reads them, so a child that changes only
+    these lines has its parent's device code (and the sim build reuses its objects)."""
+    lines = ["// Tiling knobs (copilot/lowering/knobs.py); only the tiling function reads them."]
+    for name in TILING_KNOBS:
+        value = knobs[name]
+        if name == "block_dim_policy":
+            value = BLOCK_DIM_POLICIES.index(value)
+        lines.append(f"constexpr uint64_t KNOB_{name.upper()} = {int(value or 0)};")
+    return "\n".join(lines)
+
+
 def tiling_func(em, T: str) -> str:
     t = em.task
     plan = em.plan
@@ -967,6 +987,7 @@ def tiling_func(em, T: str) -> str:
     out = []
     w = out.append
     w("namespace optiling {")
+    w(_knob_block(knobs))
     w(_dtype_bytes_fn())
     w("")
     w("// Per load: input index, chunks along the last axis, chunk index, alignment of its dims in the")
@@ -1013,7 +1034,7 @@ def tiling_func(em, T: str) -> str:
         w(f"static bool ShortRowsTile({T}* td, uint64_t rows, uint64_t rowLen, uint64_t segRows, uint64_t ubFree,")
         w("                          uint64_t bytesPerElem8)")
         w("{")
-        w(f"    if (td->inner != 1 || segRows != 1 || rowLen < 2 || rowLen > 128 || rows < VEC_ALIGN || {knobs['split_d_elems'] or 0} != 0) {{")
+        w(f"    if (td->inner != 1 || segRows != 1 || rowLen < 2 || rowLen > 128 || rows < VEC_ALIGN || KNOB_SPLIT_D_ELEMS != 0) {{")
         w("        return false;")
         w("    }")
         w("    for (uint32_t l = 0; l < NUM_LOADS; ++l) {")
@@ -1032,8 +1053,9 @@ def tiling_func(em, T: str) -> str:
         w("    while (nr * rowLen > 65536 - VEC_ALIGN) {")
         w("        nr -= 8;")
         w("    }")
-        if knobs["rows_per_tile"]:
-            w(f"    nr = nr > {knobs['rows_per_tile']} ? (({knobs['rows_per_tile']} + VEC_ALIGN - 1) / VEC_ALIGN * VEC_ALIGN) : nr;")
+        w("    if (KNOB_ROWS_PER_TILE != 0) {")
+        w("        nr = nr > KNOB_ROWS_PER_TILE ? ((KNOB_ROWS_PER_TILE + VEC_ALIGN - 1) / VEC_ALIGN * VEC_ALIGN) : nr;")
+        w("    }")
         w("    const uint64_t need = (rows + 7) / 8 * 8;")
         w("    nr = nr > need ? need : nr;")
         w("    if (nr < 16) {")
@@ -1339,7 +1361,7 @@ def tiling_func(em, T: str) -> str:
     w("    uint64_t ubSize = 0;")
     w("    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);")
     w("    const uint32_t coreNum = platform.GetCoreNumAiv();")
-    w(f"    uint32_t bufferNum = {knobs['buffer_num']};")
+    w("    uint32_t bufferNum = static_cast<uint32_t>(KNOB_BUFFER_NUM);")
     w("    // L2.BUFFER_COUNT: at most 8 queue buffers per position (VECIN: one queue per streamed load)")
     w("    {")
     w("        uint32_t streamed = 0;")
@@ -1365,7 +1387,7 @@ def tiling_func(em, T: str) -> str:
         w(f"    bytesPerElem8 += 8 * 4 * ({len(em.lane_maps)} + 2);   // lane-map tables, half mask, gather source")
     if plan.has_reduction:
         w("    bytesPerElem8 += 8 * 4 / 32;   // reduction work buffer")
-    w(f"    uint64_t fixedBytes = {knobs['ub_reserve_bytes']} + 1024"
+    w("    uint64_t fixedBytes = KNOB_UB_RESERVE_BYTES + 1024"
       + (" + NUM_PARTIALS * MAX_TILE_ROWS * 32 + 4 * 64" if plan.has_reduction else "")
       + (f" + {len(em.stat_outs)} * 4 * MAX_TILE_ROWS" if em.stat_outs else "") + ";")
     w("    if (ubSize <= fixedBytes + 64 * bytesPerElem8 / 8) {")
@@ -1384,8 +1406,9 @@ def tiling_func(em, T: str) -> str:
         w("        te = (ubSize - fixedBytes) * 8 / bytesPerElem8;")
         w("    }")
     w("    te = te / VEC_ALIGN * VEC_ALIGN;")
-    if knobs["tile_elems"]:
-        w(f"    te = te > {knobs['tile_elems']} ? {knobs['tile_elems']} : te;")
+    w("    if (KNOB_TILE_ELEMS != 0) {")
+    w("        te = te > KNOB_TILE_ELEMS ? KNOB_TILE_ELEMS : te;")
+    w("    }")
     w("    te = te > 65536 ? 65536 : te;")
     w("    if (te < 256) {")
     w("        return ge::GRAPH_FAILED;   // L2.UB_CAPACITY: not even one 256-element tile fits")
@@ -1396,8 +1419,8 @@ def tiling_func(em, T: str) -> str:
     w("    // mode, tile shape and units of work")
     w("    uint64_t units = 0;")
     w("    const uint64_t pitch = (rowLen + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;")
-    w(f"    const uint64_t splitD = {knobs['split_d_elems'] or 0};")
-    w(f"    const uint64_t rowsCap = {knobs['rows_per_tile'] or MAX_TILE_ROWS};")
+    w("    const uint64_t splitD = KNOB_SPLIT_D_ELEMS;")
+    w("    const uint64_t rowsCap = KNOB_ROWS_PER_TILE != 0 ? KNOB_ROWS_PER_TILE : MAX_TILE_ROWS;")
     w("    if (inner > 1) {")
     if em.columns:
         w("        for (uint32_t l = 0; l < NUM_LOADS; ++l) {")
@@ -1480,14 +1503,13 @@ def tiling_func(em, T: str) -> str:
     w("")
     w("    // multi-core split with tail cores")
     w("    const uint64_t total = rows * rowLen * inner;")
-    policy = knobs["block_dim_policy"]
-    if policy == "all_cores":
-        w("    uint64_t blockDim = coreNum;")
-    elif policy == "half_cores":
-        w("    uint64_t blockDim = coreNum / 2 > 0 ? coreNum / 2 : 1;")
-    else:
-        w(f"    uint64_t blockDim = (total + {knobs['min_work_elems']} - 1) / {knobs['min_work_elems']};")
-        w("    blockDim = blockDim > coreNum ? coreNum : blockDim;")
+    w("    uint64_t blockDim = coreNum;")
+    w("    if (KNOB_BLOCK_DIM_POLICY == 1) {")
+    w("        blockDim = coreNum / 2 > 0 ? coreNum / 2 : 1;")
+    w("    } else if (KNOB_BLOCK_DIM_POLICY == 2) {")
+    w("        blockDim = (total + KNOB_MIN_WORK_ELEMS - 1) / KNOB_MIN_WORK_ELEMS;")
+    w("        blockDim = blockDim > coreNum ? coreNum : blockDim;")
+    w("    }")
     w("    blockDim = blockDim > units ? units : blockDim;")
     w("    blockDim = blockDim == 0 ? 1 : blockDim;")
     w("    td->formerNum = units % blockDim;")

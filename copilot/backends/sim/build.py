@@ -570,10 +570,77 @@ def _sandboxed_compile(cmd: list[str], bdir: Path, out_dir: Path, readable: list
     return res.stderr + res.stdout, res.returncode if res.returncode is not None else -1
 
 
-def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool = True) -> Build:
+# Tiling knobs of the host half (`constexpr uint64_t KNOB_<NAME> = <value>;`, one per line, as the
+# lowering emits them): read from a data block of the launcher instead, so that candidates that
+# differ only in these values share one compiled host unit and one link.
+_KNOB_LINE = re.compile(r"^constexpr\s+uint64_t\s+(KNOB_[A-Z0-9_]+)\s*=\s*(\d+)\s*;\s*$")
+MAX_KNOBS = 16
+# The data block's first two words (unique in the launcher: the patch refuses a launcher where
+# they occur more than once), then MAX_KNOBS values.
+KNOB_MAGIC = (0x31766B6E6B6D6973, 0x6B636F6C62626F6B)
+# What can tell a constant from a value read at run time: a host half using any of it keeps its literals.
+_CONSTANT_PROBES = re.compile(r"__builtin_constant_p|is_constant_evaluated|\bconsteval\b|\bcannsim_knob")
+
+
+def knob_params(host_text: str) -> tuple[str, list[int]] | None:
+    """(the host half with each knob line reading its value from the launcher's knob block, the
+    values) when the host half has knob lines and nothing that could tell the two apart; else None.
+    The lines keep their numbers, so diagnostics land where they would."""
+    bare = strip_comments(host_text)
+    if _CONSTANT_PROBES.search(bare):
+        return None
+    lines, bare_lines = host_text.split("\n"), bare.split("\n")
+    names, values = [], []
+    for i, (line, b) in enumerate(zip(lines, bare_lines)):
+        m = _KNOB_LINE.match(b.strip()) if "KNOB_" in b else None
+        if m is None:
+            continue
+        if m.group(1) in names or len(names) == MAX_KNOBS or int(m.group(2)) >= 1 << 63:
+            return None
+        lines[i] = (f"static const uint64_t {m.group(1)} = static_cast<uint64_t>(cannsim_knob_block[{2 + len(names)}]);"
+                    "   // tiling knob (sim: read from the launcher's knob block)")
+        names.append(m.group(1))
+        values.append(int(m.group(2)))
+    if not names:
+        return None
+    return "\n".join(lines), values
+
+
+def _knob_block_decl() -> str:
+    return ('extern "C" { __attribute__((used)) volatile unsigned long long cannsim_knob_block[%d] = {%#xULL, %#xULL}; }'
+            % (2 + MAX_KNOBS, *KNOB_MAGIC))
+
+
+def _patch_knobs(launcher: Path, values: list[int], dest: Path) -> bool:
+    """`dest`: a copy of the knob-parametrised `launcher` with `values` in its knob block; False
+    when the block is not found exactly once (the caller then builds the literal host unit)."""
+    import struct
+
+    data = bytearray(launcher.read_bytes())
+    magic = struct.pack("<QQ", *KNOB_MAGIC)
+    at = data.find(magic)
+    if at < 0 or data.find(magic, at + 1) >= 0:
+        return False
+    body = at + len(magic)
+    if any(data[body:body + 8 * MAX_KNOBS]):        # placeholders are zeros
+        return False
+    data[body:body + 8 * len(values)] = struct.pack(f"<{len(values)}Q", *values)
+    copy = dest.with_name(f"{dest.name}.tmp{_tmp_tag()}")
+    fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o755)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.chmod(copy, 0o755)
+    os.replace(copy, dest)
+    return True
+
+
+def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool = True,
+          knob_data: bool = True) -> Build:
     """Compile `source` (a path or the text of a candidate) for `task` with the case's dtypes
     (inputs then outputs; missing output dtypes default to the first input's). `source_policy`
-    (off only in tests of the layers behind it): refuse what `policy.scan` finds."""
+    (off only in tests of the layers behind it): refuse what `policy.scan` finds. `knob_data`: a
+    host half with tiling-knob lines is built once for all their values (`knob_params`); off, the
+    literal host half is compiled (the winner's re-validation builds what is exported)."""
     chip = load_chip(chip)
     text, path = _read_source(source)
     refused = policy.scan(text) if source_policy else []
@@ -639,8 +706,9 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
     device_text = units.device.rstrip("\n") + "\n"
     dkey = _key(["device", device_text, path.name, macros, default_t, legacy_t, *common])
     hkey = _key(["host", units.host, path.name, *common])
+    knobbed = knob_params(units.host) if knob_data else None
     # hh covers harness.cpp, so the key also determines the prebuilt harness object linked in.
-    key = _key([dkey, hkey, str(path)])
+    key = _key([dkey, hkey, str(path)] + (["knob-data"] if knobbed else []))
     bdir = cache_dir() / "builds" / key
     meta = bdir / "build.json"
     exe = bdir / "harness"
@@ -683,11 +751,27 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
     # The compiler sees copies of the two halves beside the unit TUs (the user's file may sit where
     # the sandbox cannot read); both keep the candidate's lines, so diagnostics land on them.
     readable = [*include_dirs(), *([pch_dir] if pch_dir else [])]
+    compiler = [GXX, *flags, *WARN_FLAGS, *_inc_flags(pch_dir)]
     dev = _unit_object(cache_dir() / "objects", f"device-{dkey}", "candidate", path.name, device_text,
-                       "launcher.cpp", "\n".join(lines), [GXX, *flags, *WARN_FLAGS, *_inc_flags(pch_dir)], readable)
+                       "launcher.cpp", "\n".join(lines), compiler, readable)
+    if knobbed and dev.ok:
+        got = _knob_launcher(knobbed, dev, host_lines, path.name, common, compiler, readable, flags, harness_obj,
+                             bdir, exe)
+        if got is not None:
+            host, raw = got
+            seconds = time.perf_counter() - t0
+            diags = repeat_narrowing(dev.raw, dev.half, units.device)
+            ok = not any(d.is_error for d in diags)
+            _write_meta(bdir, meta, ok, diags, dev.raw + raw, seconds, ["knob data"], dev.cached, host.cached)
+            return Build(ok=ok, diagnostics=registration + diags, raw_output=dev.raw + raw,
+                         artifact=exe if ok else None, chip=chip.name, entry=entry.name, source_path=path,
+                         cached=False, seconds=seconds, key=key)
+        key = _key([dkey, hkey, str(path)])        # the literal host half after all
+        bdir = cache_dir() / "builds" / key
+        bdir.mkdir(parents=True, exist_ok=True)
+        meta, exe = bdir / "build.json", bdir / "harness"
     host = _unit_object(cache_dir() / "objects", f"host-{hkey}", "host", path.name, units.host,
-                        "host_unit.cpp", "\n".join(host_lines), [GXX, *flags, *WARN_FLAGS, *_inc_flags(pch_dir)],
-                        readable)
+                        "host_unit.cpp", "\n".join(host_lines), compiler, readable)
     for obj in (dev, host):             # the units as built, beside the launcher, for inspection
         shutil.copyfile(obj.tu, bdir / obj.tu.name)
     halves = {"device": dev.half, "host": host.half}
@@ -717,13 +801,52 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
     if not ok and not any(d.is_error for d in diags):
         diags = [Diagnostic("CPP.COMPILE", "error", raw.strip().splitlines()[-1] if raw.strip() else
                             f"g++ failed with status {rc}", 0, HINTS["CPP.COMPILE"], raw=raw)]
-    meta_tmp = bdir / f"build.json.tmp{_tmp_tag()}"
-    meta_tmp.write_text(json.dumps({"ok": ok, "diagnostics": [d.to_json() for d in diags], "raw": raw,
-                                    "seconds": seconds, "command": cmd, "device_cached": dev.cached,
-                                    "host_cached": host.cached}))
-    os.replace(meta_tmp, meta)
+    _write_meta(bdir, meta, ok, diags, raw, seconds, cmd, dev.cached, host.cached)
     return Build(ok=ok, diagnostics=registration + diags, raw_output=raw, artifact=exe if ok else None, chip=chip.name,
                  entry=entry.name, source_path=path, cached=False, seconds=seconds, key=key)
+
+
+def _write_meta(bdir: Path, meta: Path, ok: bool, diags: list, raw: str, seconds: float, cmd: list,
+                device_cached: bool, host_cached: bool) -> None:
+    meta_tmp = bdir / f"build.json.tmp{_tmp_tag()}"
+    meta_tmp.write_text(json.dumps({"ok": ok, "diagnostics": [d.to_json() for d in diags], "raw": raw,
+                                    "seconds": seconds, "command": cmd, "device_cached": device_cached,
+                                    "host_cached": host_cached}))
+    os.replace(meta_tmp, meta)
+
+
+def _knob_launcher(knobbed, dev, host_lines: list[str], name: str, common: list, compiler: list[str],
+                   readable: list[Path], flags: list[str], harness_obj: Path | None, bdir: Path, exe: Path):
+    """The launcher of a candidate whose host half reads its tiling knobs from the knob block:
+    the parametrised host unit compiled and linked with the device object once per (device
+    object, host text without the values), then copied with this candidate's values patched in.
+    (host unit, compiler output), or None when the parametrised host unit does not compile or
+    link (a knob used where a constant is needed): the caller builds the literal one."""
+    text, values = knobbed
+    hkey = _key(["host-knob-data", text, name, *common])
+    tu = "\n".join(host_lines).replace("#include HALF", _knob_block_decl() + "\n#include HALF")
+    host = _unit_object(cache_dir() / "objects", f"host-{hkey}", "host", name, text, "host_unit.cpp", tu,
+                        compiler, readable)
+    if not host.ok:
+        return None
+    ldir = cache_dir() / "launchers" / _key([str(dev.obj), str(host.obj), str(harness_obj)])
+    product, failed = ldir / "harness", ldir / "link.failed"
+    ldir.mkdir(parents=True, exist_ok=True)
+    with _Lock(ldir / ".lock"):
+        if not product.exists() and not failed.exists():
+            out_dir = Path(tempfile.mkdtemp(prefix=f"out{os.getpid()}-", dir=ldir))
+            cmd = [GXX, *flags, *([str(harness_obj)] if harness_obj else []), str(dev.obj), str(host.obj),
+                   "-o", str(out_dir / "harness")]
+            link_raw, rc = _sandboxed_compile(cmd, ldir, out_dir, [ldir, dev.obj.parent, host.obj.parent,
+                                                                   *([harness_obj.parent] if harness_obj else [])])
+            if not (rc == 0 and _take_product(out_dir / "harness", product, 0o755)):
+                failed.write_text(link_raw)
+            shutil.rmtree(out_dir, ignore_errors=True)
+    if not product.exists() or not _patch_knobs(product, values, exe):
+        return None
+    for obj in (dev, host):
+        shutil.copyfile(obj.tu, bdir / obj.tu.name)
+    return host, host.raw
 
 
 # Bumped when the layout of the unit objects and the link changes (their cache keys include it).
