@@ -457,8 +457,9 @@ def test_read_card_finds_a_card_by_a_near_id_and_lists_the_close_ones_otherwise(
     assert read_card("L4.Compare", "910B2").startswith("[read_card L4.Compare-Select]\n### [L4.Compare-Select]")
     assert read_card("l4.select", "910B2").startswith("[read_card L4.Compare-Select]")
     assert read_card("L4.TopK", "910B2").startswith("[read_card L4.sort-topk]")
-    miss = read_card("L4.Scan", "910B2")
-    assert miss.startswith("[read_card L4.Scan] no such card; cards of that level:") and "L4.Gather" in miss
+    assert read_card("L4.Scan", "910B2").startswith("[read_card L3.prefix-scan]")   # the word finds the scan card
+    miss = read_card("L4.Unknownop", "910B2")
+    assert miss.startswith("[read_card L4.Unknownop] no such card; cards of that level:") and "L4.Gather" in miss
     assert "no such card" in read_card("nothing-like-it", "910B2")
 
 
@@ -491,6 +492,31 @@ def test_generation_1_shows_the_cards_of_the_goldens_own_operations(tmp_path):
     text = op_cards(task, ["L2.GATHER_OFFSET"], "910B2")
     assert text.startswith("## Cards for the golden's operations (aten.gather -> L4.Gather)")
     assert "### [L4.Gather]" in text and "### [L2.GATHER_OFFSET]" not in text     # shown already: not twice
+    scan = load_task(_task(tmp_path, """
+        operator:
+          name: ScanOp
+          inputs: [{name: x, dtype: [int32]}]
+          outputs: [{name: values, dtype: [int32]}, {name: indices, dtype: [int64]}]
+        """, "cases:\n- {case_id: 1, input_shape: [[8, 16]], dtype: [int32]}\n",
+        "import torch\ndef scan_op(x):\n    return torch.cummin(x, -1)\n", name="scan_op"))
+    text = op_cards(scan, [], "910B2")          # a scan: the scan strategies, then int32 Compare/Select
+    assert text.startswith("## Cards for the golden's operations (aten.cummin -> L3.prefix-scan, "
+                           "aten.cummin -> L4.Compare-Select")
+    assert "int32 EQ only" in text and "Select` on the index kept as float" in text
+    scatter = load_task(_task(tmp_path, """
+        operator:
+          name: ScatterOp
+          inputs: [{name: x, dtype: [float32]}, {name: index, dtype: [int64]}, {name: src, dtype: [float32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[16, 8], [4, 8], [4, 8]], dtype: [float32, int64, float32],
+           value_range: [[-1, 1], [0, 15], [-1, 1]]}
+        """, "import torch\ndef scatter_op(x, index, src):\n    return torch.scatter_add(x, 0, index, src)\n",
+        name="scatter_op"))
+    text = op_cards(scatter, [], "910B2")
+    assert "aten.scatter_add -> L3.scatter-strategies" in text and "GetUserWorkspace(workspace)" in text
+    assert "### [L3.prefix-scan]" in op_cards(scan, ["L4.Compare-Select"], "910B2")
     assert op_cards(load_task(_task(tmp_path, """
         operator:
           name: Plain
@@ -579,3 +605,21 @@ def test_the_same_diagnostic_at_many_lines_is_one_line():
     g = grouped_diagnostics(diags)
     assert len(g) == 2 and where(g[0]) == "lines 10, 11, 12, 13, 14, 15, ... (12 places): "
     assert where(g[1]) == "line 40: "
+
+
+async def test_generation_1_puts_the_operators_own_cards_before_the_pattern_slice(tmp_path):
+    from tests.test_cannbench_intake import _task
+
+    scan = load_task(_task(tmp_path, """
+        operator:
+          name: ScanOp
+          inputs: [{name: x, dtype: [float32]}]
+          outputs: [{name: values, dtype: [float32]}, {name: indices, dtype: [int64]}]
+        """, "cases:\n- {case_id: 1, input_shape: [[8, 16]], dtype: [float32]}\n",
+        "import torch\ndef scan_op(x):\n    return torch.cummin(x, 0)\n", name="scan_op"))
+    llm = ScriptedLLM([GOOD % 1 + "\nDONE"])
+    await agent(llm).baseline(scan, "910B2")
+    sent = llm.prompts[0].text
+    own, pattern = sent.index("## Cards for the golden's operations"), sent.index("## AscendC knowledge for writing")
+    assert own < pattern                                  # the scan's cards come first
+    assert sent.count("### [L3.prefix-scan]") == 1        # in full, though the reduction slice lists it in one line

@@ -130,10 +130,12 @@ class LLMAgent:
 
     async def _tool_agent(self, task: Task, chip: str, trace: _Trace) -> None:
         slice_ = self._slice(task, "init", chip, round_=1)
-        extra = op_cards(task, slice_.ids, chip)
+        extra = op_cards(task, _full_ids(slice_), chip)
         budget = (f"\nBudget: at most {self.schedule.max_tool_turns} turns and {self.schedule.max_tool_tokens:,} "
                   "tokens (each turn resends the conversation); every tool result says what is left.")
-        msgs = prompts.generation_prompt(task, slice_.render() + ("\n" + extra if extra else ""),
+        # the operator's own cards first: a gather or a scan is routed by its pointwise parts, and the
+        # cards it needs most would otherwise come after the pattern's whole slice
+        msgs = prompts.generation_prompt(task, (extra + "\n" if extra else "") + slice_.render(),
                                          TOOLS_HELP + budget + "\n\n" + card_catalogue(slice_.ids + _ids(extra), chip))
         used = 0
         for turn in range(self.schedule.max_tool_turns):
@@ -227,7 +229,7 @@ class LLMAgent:
             slice_ = self._slice(task, "repair", chip, round_=round_, diagnostics=diags)
             knowledge = slice_.render()
             if direction is None:       # generation 1: the golden's own ops still need their cards
-                extra = op_cards(task, slice_.ids, chip)
+                extra = op_cards(task, _full_ids(slice_), chip)
                 knowledge += ("\n" + extra) if extra else ""
             results = case_results(ev, lambda cid: self._case_label(task, cid), chip)
             reply = await self._ask(prompts.repair_prompt(task, trace.code, diags, failure, knowledge, direction,
@@ -406,8 +408,10 @@ OP_CARDS = {
     ("gather", "index_select", "take", "index", "embedding", "upsample_bilinear2d", "grid_sampler_3d"):
         ("L4.Gather", "L2.GATHER_OFFSET"),
     ("scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "scatter", "scatter_", "index_put",
-     "index_put_", "index_copy", "index_add", "index_add_", "nll_loss_forward", "linalg_vector_norm", "norm"):
-        ("L4.Atomic-SyncAll", "L3.multicore-scalar-reduction"),
+     "index_put_", "index_copy", "index_add", "index_add_"):
+        ("L3.scatter-strategies", "L4.Atomic-SyncAll"),
+    ("nll_loss_forward", "linalg_vector_norm", "norm"): ("L4.Atomic-SyncAll", "L3.multicore-scalar-reduction"),
+    ("cummin", "cummax", "cumsum", "cumprod", "logcumsumexp"): ("L3.prefix-scan", "L4.Compare-Select"),
     ("cummin", "cummax", "minimum", "maximum", "where", "eq", "ne", "lt", "le", "gt", "ge", "clamp",
      "clamp_min", "clamp_max", "masked_fill", "argmax", "argmin", "sign", "isnan", "isinf"):
         ("L4.Compare-Select", "L4.nan-inf-semantics"),
@@ -416,7 +420,7 @@ OP_CARDS = {
     ("constant_pad_nd", "im2col", "pad", "reflection_pad2d"): ("L4.hl-layout",),
     ("repeat", "repeat_interleave", "expand"): ("L3.broadcast-strategies",),
 }
-MAX_OP_CARDS = 4
+MAX_OP_CARDS = 5
 
 
 def golden_ops(task: Task) -> list[str]:
@@ -445,6 +449,11 @@ def op_cards(task: Task, shown: list[str], chip: str) -> str:
         return ""
     return ("## Cards for the golden's operations (" + ", ".join(f"aten.{op} -> {cid}" for cid, op in picked)
             + ")\n\n" + "\n\n".join(idx[cid].render("full") for cid, _ in picked) + "\n")
+
+
+def _full_ids(slice_) -> list[str]:
+    """The cards a slice shows in full (a one-line summary does not count as shown)."""
+    return [c.id for c in slice_.cards if c.mode == "full"]
 
 
 def _ids(text: str) -> list[str]:
