@@ -395,10 +395,3 @@ def test_short_rows_of_a_group_share_a_tile():
     assert "tileRows > 1 means whole rows of the group per tile" in src
     assert "nr = nr > segRows ? segRows : nr;" in src
     assert "whole rows of the group" not in lower("layer_norm").source
-
-
-def test_tensor_list_input_is_refused_in_one_line(cli):
-    _public("level1/foreach_norm")
-    code, out, err = cli("lower", "--task", str(CANNBENCH / "level1" / "foreach_norm"))
-    assert code == 3 and out == ""
-    assert "foreach_norm: case 1: an input is a tensor list" in err and "Traceback" not in err

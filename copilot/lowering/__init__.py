@@ -74,7 +74,12 @@ def lower(task, chip: str = "910B2", knobs: dict | None = None) -> LoweredKernel
     from copilot.lowering import cube, indexing
     from copilot.lowering.movement import MovementPlan, render
 
-    if isinstance(plan, MovementPlan):
+    from copilot.lowering.lists import ListNormPlan, render_norm
+
+    if isinstance(plan, ListNormPlan):
+        source = render_norm(plan, k)
+        notes = [f"pattern {plan.pattern}; the order: {plan.order_rule[0]} {plan.order_rule[1]}"]
+    elif isinstance(plan, MovementPlan):
         source = render(plan, k)
         notes = [f"pattern layout; the view's rule: {plan.rule[0]}"]
     elif indexing.is_index_plan(plan):

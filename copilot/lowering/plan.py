@@ -59,6 +59,10 @@ class Plan:
 
 
 def build_plan(task) -> Plan:
+    from copilot.lowering.lists import has_lists, plan_lists
+
+    if has_lists(task):               # tensor lists: elementwise over the buffers, or a list kernel
+        return plan_lists(task)
     from copilot.lowering.movement import plan_movement
 
     moved = plan_movement(task)       # a pure layout transform: its own data-movement kernel

@@ -1,0 +1,107 @@
+"""Structural patterns of the lowering agent: tensor-list inputs (a pointwise program over the
+concatenated list buffers, one p-norm per list element), and the honest refusals around them."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from copilot.backends.sim import check_kernel
+from copilot.errors import BadInput, Unsupported
+from copilot.lowering import lower, plan_task, supports
+from copilot.tasks import load_task
+
+FIXTURES = Path(__file__).parent / "fixtures" / "lowering_struct"
+CANNBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "cannbench" / "tasks"
+NO_GXX = shutil.which("g++") is None
+
+
+def _fixture(name: str):
+    return load_task(str(FIXTURES / name))
+
+
+def _public(rel: str):
+    d = CANNBENCH / rel
+    if not (d / "proto.yaml").is_file():
+        pytest.skip(f"CANN-Bench task {rel} not found at {d}")
+    try:
+        return load_task(str(d))
+    except BadInput as exc:
+        pytest.skip(f"CANN-Bench task {rel} does not load: {exc}")
+
+
+def _check(task, tmp_path, cases="all"):
+    kernel = lower(task)
+    path = tmp_path / f"{task.name}.cpp"
+    path.write_text(kernel.source)
+    report = check_kernel(path, task, chip="910B2", cases=cases)
+    failed = [(c.id, c.failure_class, c.message[:200]) for c in report.cases if not c.passed]
+    diags = [(d.id, d.line, d.message[:200]) for d in report.diagnostics if d.severity == "error"]
+    assert report.compiled and report.correct, (diags, failed)
+    return kernel, report
+
+
+# ---------------------------------------------------------------- tensor lists: planning
+
+def test_pointwise_list_program_plans_over_the_concatenated_buffers():
+    plan = plan_task(_fixture("lw_list_axpy"))
+    assert plan.axis_rule is None                          # elementwise, no reduction
+    assert [s.is_list for s in plan.task.inputs] == [False, False]
+    # case 3: three lists of 1001 elements -> one 1-D input of 3003 elements per list
+    assert plan.task.cases[2].shapes == [(3003,), (3003,)]
+    assert any("tensor lists" in n for n in plan.notes)
+
+
+def test_list_norm_reads_its_order_from_the_attr():
+    plan = plan_task(_fixture("lw_list_norm"))
+    assert plan.pattern == "list_norm" and plan.order_rule == ("attr", "p")
+    src = lower(_fixture("lw_list_norm")).source
+    tiling = src.split("namespace optiling")[1]
+    assert "GetAttrPointer<float>(0)" in tiling and "3.5" not in src   # p is a run-time value
+    for mode in ("NORM_ONE", "NORM_TWO", "NORM_MAX", "NORM_MIN", "NORM_ZERO", "NORM_POW"):
+        assert mode in tiling
+    kernel = src.split("namespace optiling")[0]
+    assert "SyncAll();" in kernel and "sqrtf" not in kernel and "expf" not in kernel
+
+
+def test_list_golden_reading_another_element_exits_3_in_one_line(cli):
+    with pytest.raises(Unsupported, match="reads other elements"):
+        plan_task(_fixture("lw_list_mix"))
+    code, out, err = cli("lower", "--task", str(FIXTURES / "lw_list_mix"))
+    assert code == 3 and out == ""
+    assert "lw_list_mix: output 1 of the list reads other elements" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- tensor lists: on the emulator
+
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_pointwise_list_kernel_passes_every_case(tmp_path):
+    _check(_fixture("lw_list_axpy"), tmp_path)
+
+
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_list_norm_kernel_passes_every_order(tmp_path):
+    # p = 1, 2, 3.5, inf, -inf, 0, -1 on fp16 / bf16 / fp32 lists of 1 to 4 tensors; case 3's
+    # tensor is split into pieces on two cores and combined after SyncAll
+    _, report = _check(_fixture("lw_list_norm"), tmp_path)
+    assert len(report.cases) == 7
+
+
+# ---------------------------------------------------------------- public tasks
+
+@pytest.mark.parametrize("rel, pattern", [("level1/foreach_norm", "list_norm"),
+                                          ("level1/foreach_addcdiv_scalar", "broadcast")])
+def test_public_tensor_list_tasks_lower(rel, pattern):
+    ok, why = supports(_public(rel))
+    assert ok and why == pattern, why
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+@pytest.mark.parametrize("rel, cases", [("level1/foreach_norm", "1,6,7,8,12,17"),
+                                        ("level1/foreach_addcdiv_scalar", "1,6,12,13")])
+def test_public_tensor_list_tasks_pass(rel, cases, tmp_path):
+    _check(_public(rel), tmp_path, cases)
