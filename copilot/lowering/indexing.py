@@ -53,8 +53,9 @@ def _index_plans():
     from copilot.lowering.scan import ScanPlan
     from copilot.lowering.scatter import ScatterPlan
     from copilot.lowering.segment import SegmentSumPlan
+    from copilot.lowering.sort import TopKPlan
 
-    return (GatherPlan, CrossEntropyPlan, SegmentSumPlan, ScatterPlan, ScanPlan)
+    return (GatherPlan, CrossEntropyPlan, SegmentSumPlan, ScatterPlan, ScanPlan, TopKPlan)
 
 
 def _gather_of(gm):
@@ -87,13 +88,14 @@ def _gather_of(gm):
 
 def plan_index(task):
     """The index plan of `task` (a gather, a cross-entropy over class indices, a segment sum, a
-    scatter, a cumulative min / max with indices), or None."""
+    scatter, a cumulative min / max with indices, a top-k / sort), or None."""
     from copilot.lowering.cross_entropy import plan_cross_entropy
     from copilot.lowering.scan import plan_scan
     from copilot.lowering.scatter import plan_scatter
     from copilot.lowering.segment import plan_segment_sum
+    from copilot.lowering.sort import plan_topk
 
-    for planner in (_plan_gather, plan_cross_entropy, plan_segment_sum, plan_scatter, plan_scan):
+    for planner in (_plan_gather, plan_cross_entropy, plan_segment_sum, plan_scatter, plan_scan, plan_topk):
         plan = planner(task)
         if plan is not None:
             return plan
@@ -144,8 +146,10 @@ def render_plan(plan, knobs: dict) -> str:
     """The candidate source of an index plan."""
     if isinstance(plan, GatherPlan):
         return _render_gather(plan, knobs)
-    from copilot.lowering import cross_entropy, scan, scatter, segment
+    from copilot.lowering import cross_entropy, scan, scatter, segment, sort
 
+    if isinstance(plan, sort.TopKPlan):
+        return sort.render(plan, knobs)
     if isinstance(plan, segment.SegmentSumPlan):
         return segment.render(plan, knobs)
     if isinstance(plan, scatter.ScatterPlan):

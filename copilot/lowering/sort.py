@@ -1,0 +1,699 @@
+"""Selection along an axis: `torch.topk(x, k, dim, largest)` (and `torch.sort(x, dim, descending)`,
+a top-k with k = the axis length) lowers to a kernel of its own:
+
+    values, indices = the k largest (smallest) elements of every line along dim, in order
+
+Every line along dim (a *lane*) is independent. The tiling function views x as
+[outer, N, inner] (N along dim) and picks:
+- MODE_ROWS (inner == 1, dim is the last axis): a tile is a block of whole lanes, contiguous in GM;
+- MODE_COLUMNS (dim is not last): a tile is a block of neighbouring columns (lanes of one outer
+  position, adjacent in GM), copied in as N rows and transposed in UB by one Gather.
+A lane is selected in chunks of at most 4064 positions (the TopK API's rows are at most 4096): each
+chunk's scores (fp32: every input dtype converts to it; integers are exact up to 2^24) go through
+the TopK library API (Sort32 + merge passes on the vector unit), whose k best per lane join a
+candidate row; a full candidate row is reduced to k by one more TopK with the candidates' own
+indices. The last chunk is padded with -inf (+inf for smallest): padding never outranks a real
+element. Values come back from the fp32 scores (exact for every input that ranks exactly),
+indices as int64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from copilot.errors import Unsupported
+from copilot.lowering.movement import _name
+
+_DTYPES = ("float16", "bfloat16", "float32", "int8", "uint8", "int32", "int64")
+MAX_CHUNK = 4064                       # positions per TopK call: <= 4096 and < 4096 copy rows
+
+
+@dataclass
+class TopKPlan:
+    task: object
+    pattern: str                      # "topk"
+    k_rule: tuple                     # ("attr", name) | ("const", k) | ("axis",): k = N (a sort)
+    dim_rule: tuple                   # ("attr", name) | ("const", d)
+    largest_rule: tuple               # ("attr", name) | ("const", bool)
+    unserved: dict = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    programs: list = field(default_factory=lambda: [None])
+    axis_rule: None = None
+
+
+def _select_of(gm):
+    """(k or None for a full sort, dim, largest) when the graph is one topk / sort of its only
+    input returning (values, indices)."""
+    places = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    ops = [n for n in calls if _name(n) in ("topk", "sort")]
+    if len(places) != 1 or len(ops) != 1 or ops[0].args[0] is not places[0]:
+        return None
+    s = ops[0]
+    out = next(o for o in gm.graph.nodes if o.op == "output").args[0]
+    if not isinstance(out, (list, tuple)) or len(out) != 2:
+        return None
+    if any(not (o.op == "call_function" and _name(o) == "getitem" and o.args[0] is s and o.args[1] == i)
+           for i, o in enumerate(out)):
+        return None
+    if any(c is not s and _name(c) != "getitem" for c in calls):
+        return None
+    args = list(s.args) + [None] * 5
+    if _name(s) == "topk":
+        k = int(args[1])
+        dim = int(s.kwargs.get("dim", args[2] if args[2] is not None else -1))
+        largest = bool(s.kwargs.get("largest", args[3] if args[3] is not None else True))
+        return k, dim, largest
+    dim = int(s.kwargs.get("dim", args[1] if args[1] is not None else -1))
+    descending = bool(s.kwargs.get("descending", args[2] if args[2] is not None else False))
+    return None, dim, descending
+
+
+def _rule(task, values, types, what):
+    for a in task.attrs:
+        if a.type in types and all(c.attrs.get(a.name, a.default) == v for c, v in zip(task.cases, values)):
+            return ("attr", a.name)
+    if len(set(values)) == 1:
+        return ("const", values[0])
+    raise Unsupported(f"{task.name}: the {what} varies between cases and no attr gives it")
+
+
+def plan_topk(task):
+    """The selection plan of `task`, or None when its golden is not one topk / sort of its input."""
+    from copilot.lowering.capture import trace
+
+    if len(task.inputs) != 1 or len(task.outputs) != 2 or not task.cases:
+        return None
+    try:
+        first = _select_of(trace(task, task.cases[0]))
+    except Unsupported:
+        return None
+    if first is None:
+        return None
+    found = [first]
+    for case in task.cases[1:]:
+        g = _select_of(trace(task, case))
+        if g is None or (g[0] is None) != (first[0] is None):
+            raise Unsupported(f"{task.name}: case {case.id} is not the selection the other cases are")
+        found.append(g)
+    k_rule = ("axis",) if first[0] is None else _rule(task, [f[0] for f in found], ("int",), "k")
+    plan = TopKPlan(task, "topk", k_rule, _rule(task, [f[1] for f in found], ("int",), "axis"),
+                    _rule(task, [f[2] for f in found], ("bool",), "direction"))
+    for c, f in zip(task.cases, found):
+        shape = c.shapes[0]
+        n = shape[f[1]] if shape else 1
+        k = n if f[0] is None else f[0]
+        if c.dtypes[0] not in _DTYPES:
+            plan.unserved[c.id] = f"dtype {c.dtypes[0]}"
+        elif len(shape) > 8:
+            plan.unserved[c.id] = "more than 8 dims"
+        elif n > MAX_CHUNK and k > 2048:
+            plan.unserved[c.id] = f"k = {k} of a line of {n}: chunked selection keeps at most 2048 per lane"
+    if any(c.dtypes[0] in ("int32", "int64") for c in task.cases):
+        plan.notes.append("int32 / int64 data rank through fp32: exact for |x| <= 2^24")
+    return plan
+
+
+def render(plan: TopKPlan, knobs: dict) -> str:
+    from copilot.backends.sim.build import camel
+    from copilot.export.opdef import task_opdef
+    from copilot.lowering.indexing import SYNC_PIPES, TILING_HEAD, UNIT_RANGE, core_split
+    from copilot.lowering.source import _dtype_bytes_fn, _ident, _macro_of
+
+    t = plan.task
+    cls = camel(t.name)
+    names = [a.name for a in t.attrs]
+
+    def attr(rule, ctype):
+        if rule[0] == "attr":
+            return f"*attrs->GetAttrPointer<{ctype}>({names.index(rule[1])})"
+        if isinstance(rule[1], bool):
+            return "true" if rule[1] else "false"
+        return str(int(rule[1]))
+
+    dim = attr(plan.dim_rule, "int64_t")
+    if plan.k_rule[0] == "axis":
+        k, what = "static_cast<int64_t>(axisLen)", "sort (k = the axis length)"
+        largest = attr(plan.largest_rule, "bool")   # descending
+    else:
+        k, what = attr(plan.k_rule, "int64_t"), "top-k"
+        largest = attr(plan.largest_rule, "bool")
+    x, v, i = t.inputs[0].name, t.outputs[0].name, t.outputs[1].name
+    text = (_KERNEL + "\n" + _TILING).replace("@TILING_HEAD@", TILING_HEAD).replace("@UNIT_RANGE@", UNIT_RANGE)
+    for key, val in (("@OP@", t.op_name), ("@NAME@", t.name), ("@T@", f"{cls}TilingData"), ("@K@", f"Kernel{cls}"),
+                     ("@WHAT@", what), ("@XT@", _macro_of(x)), ("@X@", _ident(x)), ("@V@", _ident(v)),
+                     ("@I@", _ident(i)), ("@DIM@", dim), ("@KVAL@", k), ("@LARGEST@", largest),
+                     ("@DTYPE_BYTES@", _dtype_bytes_fn()), ("@SYNC@", SYNC_PIPES),
+                     ("@RESERVE@", str(int(knobs["ub_reserve_bytes"]))),
+                     ("@SPLIT@", core_split(knobs, "td->outer * td->axisLen * td->inner", "units"))):
+        text = text.replace(key, val)
+    text += "\n\n" + task_opdef(t, camel(f"{t.name}_custom")).rstrip("\n") + "\n"
+    return text
+
+
+_KERNEL = r"""// @OP@ (@NAME@): generated by the Cannpilot lowering agent.
+// Pattern: @WHAT@ along dim. x is viewed as [outer, N, inner]; a lane is one line along dim.
+// Scores are fp32 (every input dtype converts exactly; integers up to 2^24); each chunk of a lane
+// goes through the TopK library API, the chunks' winners join a candidate row that one more TopK
+// (with the candidates' own indices) reduces to k. Values come back from the scores, indices as
+// int64.
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+#include "kernel_operator.h"
+#include "tiling/platform/platform_ascendc.h"
+#include "register/op_def_registry.h"
+
+constexpr uint32_t MODE_ROWS = 0;      // dim is last: a tile is a block of whole lanes
+constexpr uint32_t MODE_COLUMNS = 1;   // dim is not last: a block of adjacent columns, transposed in UB
+
+struct @T@ {
+    uint32_t mode;
+    uint32_t largest;                   // 1: the k largest, 0: the k smallest
+    uint64_t outer;                     // positions before dim
+    uint64_t axisLen;                   // N, positions along dim
+    uint64_t inner;                     // positions after dim (1 in MODE_ROWS)
+    uint32_t k;
+    uint32_t kPitch;                    // k rounded up to 8: TopK's output row
+    uint32_t outPitch;                  // k rounded up to 32: output rows in UB (32 B for every dtype)
+    uint32_t lanes;                     // lanes per tile (B)
+    uint32_t lanePitch;                 // columns: B rounded up to 32 bytes of x and of fp32 (a UB row of a chunk)
+    uint32_t chunkLen;                  // positions per chunk
+    uint32_t chunkPitch;                // a full chunk rounded up to 32 (TopK's inner)
+    uint32_t tailLen;                   // positions of the last chunk (its row is chunkPitch too)
+    uint32_t chunks;
+    uint32_t candCap;                   // candidate slots per lane (chunked lanes)
+    uint32_t tmpBytes;                  // TopK's temporary space, later the int64 indices' staging
+    uint64_t blocksPerOuter;            // lane blocks per outer position
+    uint64_t formerNum;                 // cores taking formerUnits blocks; the rest take tailUnits
+    uint64_t formerUnits;
+    uint64_t tailUnits;
+    AscendC::tiling::TopkTiling chunkTopk;    // B lanes x chunkPitch
+    AscendC::tiling::TopkTiling mergeTopk;    // one lane's candidates, their own indices
+};
+REGISTER_TILING_DEFAULT(@T@);
+
+using namespace AscendC;
+
+using Elem = @XT@;
+
+class @K@ {
+public:
+    __aicore__ inline void Init(GM_ADDR xAddr, GM_ADDR valuesAddr, GM_ADDR indicesAddr, const @T@& tiling)
+    {
+        td_ = tiling;
+        const uint64_t lanesTotal = td_.outer * td_.inner;
+        xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Elem*>(xAddr), lanesTotal * td_.axisLen);
+        valuesGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Elem*>(valuesAddr), lanesTotal * td_.k);
+        indicesGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(indicesAddr), lanesTotal * td_.k);
+@UNIT_RANGE@        columns_ = td_.mode == MODE_COLUMNS;
+        rowsIn_ = columns_ ? td_.lanePitch : td_.lanes;        // UB rows of the scores' buffers
+        const uint32_t tile = rowsIn_ * td_.chunkPitch;
+        pipe_.InitBuffer(rawBuf_, Bytes(tile * sizeof(Elem)));
+        pipe_.InitBuffer(scoreBuf_, Bytes(tile * sizeof(float)));
+        const uint32_t scores = (td_.lanes * td_.chunkPitch + 63) / 64 * 64;     // whole compare repeats
+        pipe_.InitBuffer(posBuf_, Bytes(scores * sizeof(float)));
+        pipe_.InitBuffer(maskBuf_, Bytes(scores / 8));
+        if constexpr (sizeof(Elem) == 1) {
+            pipe_.InitBuffer(halfBuf_, Bytes((tile > rowsIn_ * td_.outPitch ? tile : rowsIn_ * td_.outPitch) * sizeof(half)));
+        }
+        if (columns_) {
+            pipe_.InitBuffer(laneMajorBuf_, Bytes(scores * sizeof(float)));
+            pipe_.InitBuffer(inTableBuf_, Bytes(td_.lanes * td_.chunkPitch * sizeof(uint32_t)));
+            pipe_.InitBuffer(outTableBuf_, Bytes(td_.k * td_.lanePitch * sizeof(uint32_t)));
+            pipe_.InitBuffer(outTBuf_, Bytes(2 * td_.k * td_.lanePitch * sizeof(float)));
+        }
+        pipe_.InitBuffer(tmpBuf_, Bytes(td_.tmpBytes));
+        pipe_.InitBuffer(srcIdxBuf_, 32);                     // TopK without init indices: defined, not read
+        pipe_.InitBuffer(chunkValBuf_, Bytes(td_.lanes * td_.kPitch * sizeof(float)));
+        pipe_.InitBuffer(chunkIdxBuf_, Bytes(td_.lanes * td_.kPitch * sizeof(int32_t)));
+        if (td_.chunks > 1) {
+            pipe_.InitBuffer(candValBuf_, Bytes(td_.lanes * td_.candCap * sizeof(float)));
+            pipe_.InitBuffer(candIdxBuf_, Bytes(td_.lanes * td_.candCap * sizeof(int32_t)));
+            pipe_.InitBuffer(mergeValBuf_, Bytes(td_.kPitch * sizeof(float)));
+            pipe_.InitBuffer(mergeIdxBuf_, Bytes(td_.kPitch * sizeof(int32_t)));
+        }
+        const uint32_t outRows = columns_ ? td_.lanePitch : td_.lanes;
+        pipe_.InitBuffer(outValBuf_, Bytes(outRows * td_.outPitch * sizeof(float)));
+        pipe_.InitBuffer(outIdxBuf_, Bytes(outRows * td_.outPitch * sizeof(int32_t)));
+        pad_ = td_.largest ? -INFINITY : INFINITY;
+        BuildTables();
+    }
+
+    __aicore__ inline void Process()
+    {
+        for (uint64_t u = 0; u < unitCount_; ++u) {
+            LaneBlock(unitStart_ + u);
+        }
+    }
+
+private:
+    // Buffer bytes: 32-byte granules, at least one 256-byte repeat.
+    __aicore__ inline static uint32_t Bytes(uint32_t n)
+    {
+        n = (n + 31) / 32 * 32;
+        return n < 256 ? 256 : n;
+    }
+
+@SYNC@
+    // posBuf_: every score's position within its lane row (the padding test of a short chunk);
+    // columns mode: the Gather tables that transpose a chunk in (lane-major) and the results out.
+    __aicore__ inline void BuildTables()
+    {
+        LocalTensor<float> pos = posBuf_.Get<float>();
+        const uint32_t scores = (td_.lanes * td_.chunkPitch + 63) / 64 * 64;
+        Duplicate(pos, static_cast<float>(td_.chunkPitch), static_cast<int32_t>(scores));   // past the last lane
+        PipeBarrier<PIPE_V>();
+        CreateVecIndex(pos, 0.0f, td_.chunkPitch);
+        for (uint32_t r = 1; r < td_.lanes; r *= 2) {
+            const uint32_t n = r < td_.lanes - r ? r : td_.lanes - r;
+            PipeBarrier<PIPE_V>();
+            DataCopy(pos[r * td_.chunkPitch], pos, n * td_.chunkPitch);
+        }
+        if (!columns_) {
+            return;
+        }
+        // in: score[l][j] = chunk[j][l], byte offset (j * lanePitch + l) * 4
+        LocalTensor<int32_t> in = inTableBuf_.Get<int32_t>();
+        CreateVecIndex(in, 0, td_.chunkPitch);
+        Muls(in, in, static_cast<int32_t>(td_.lanePitch * sizeof(float)), td_.chunkPitch);
+        for (uint32_t r = 1; r < td_.lanes; r *= 2) {
+            const uint32_t n = r < td_.lanes - r ? r : td_.lanes - r;
+            Adds(in[r * td_.chunkPitch], in, static_cast<int32_t>(r * sizeof(float)), n * td_.chunkPitch);
+        }
+        // out: result[j][l] = lane l's j-th best, byte offset (l * outPitch + j) * 4
+        LocalTensor<int32_t> out = outTableBuf_.Get<int32_t>();
+        CreateVecIndex(out, 0, td_.lanePitch);
+        Muls(out, out, static_cast<int32_t>(td_.outPitch * sizeof(float)), td_.lanePitch);
+        for (uint32_t j = 1; j < td_.k; j *= 2) {
+            const uint32_t n = j < td_.k - j ? j : td_.k - j;
+            Adds(out[j * td_.lanePitch], out, static_cast<int32_t>(j * sizeof(float)), n * td_.lanePitch);
+        }
+    }
+
+    // One block of lanes: every chunk's k best, merged through the candidate rows when the lane
+    // takes more than one chunk, then written out.
+    __aicore__ inline void LaneBlock(uint64_t unit)
+    {
+        uint64_t xOff = 0;
+        uint64_t yOff = 0;
+        uint32_t lanes = td_.lanes;
+        if (columns_) {
+            const uint64_t o = unit / td_.blocksPerOuter;
+            const uint64_t c0 = (unit % td_.blocksPerOuter) * td_.lanes;
+            lanes = static_cast<uint32_t>(td_.inner - c0 < td_.lanes ? td_.inner - c0 : td_.lanes);
+            xOff = o * td_.axisLen * td_.inner + c0;
+            yOff = o * td_.k * td_.inner + c0;
+        } else {
+            const uint64_t l0 = unit * td_.lanes;
+            lanes = static_cast<uint32_t>(td_.outer - l0 < td_.lanes ? td_.outer - l0 : td_.lanes);
+            xOff = l0 * td_.axisLen;
+            yOff = l0 * td_.k;
+        }
+        const bool chunked = td_.chunks > 1;
+        uint32_t filled = 0;                                   // candidate slots in use per lane
+        SyncPipes<HardEvent::MTE3_MTE2>();                     // the previous block's results are out
+        SyncPipes<HardEvent::MTE3_V>();
+        if (chunked) {
+            Duplicate(candValBuf_.Get<float>(), pad_, static_cast<int32_t>(td_.lanes * td_.candCap));
+        }
+        for (uint32_t c = 0; c < td_.chunks; ++c) {
+            const uint32_t len = c + 1 == td_.chunks ? td_.tailLen : td_.chunkLen;
+            const uint64_t at = static_cast<uint64_t>(c) * td_.chunkLen;
+            LoadScores(xOff + at * (columns_ ? td_.inner : 1), lanes, len);
+            // one lane: k; a chunked lane keeps kPitch candidates per chunk (chunks hold >= 2 kPitch)
+            const uint32_t want = chunked ? td_.kPitch : td_.k;
+            const uint32_t wantPitch = (want + 7) / 8 * 8;
+            LocalTensor<float> val = chunkValBuf_.Get<float>();
+            LocalTensor<int32_t> idx = chunkIdxBuf_.Get<int32_t>();
+            LocalTensor<bool> finish;
+            TopKInfo info;
+            info.outter = static_cast<int32_t>(td_.lanes);
+            info.inner = static_cast<int32_t>(td_.chunkPitch);
+            info.n = static_cast<int32_t>(td_.chunkPitch);   // the padding ranks last
+            TopK<float, false, false, false, TopKMode::TOPK_NORMAL>(
+                val, idx, scoreLaneMajor_, srcIdxBuf_.Get<int32_t>(), finish, tmpBuf_.Get<uint8_t>(),
+                static_cast<int32_t>(want), td_.chunkTopk, info, td_.largest != 0);
+            if (!chunked) {
+                Repitch(outValBuf_.Get<float>(), val, td_.lanes, wantPitch, td_.outPitch);
+                Repitch(outIdxBuf_.Get<float>(), idx.ReinterpretCast<float>(), td_.lanes, wantPitch, td_.outPitch);
+                break;
+            }
+            Adds(idx, idx, static_cast<int32_t>(at), static_cast<int32_t>(td_.lanes * wantPitch));   // lane positions
+            if (filled + wantPitch > td_.candCap) {
+                for (uint32_t l = 0; l < lanes; ++l) {
+                    MergeLane(l, candValBuf_.Get<float>()[l * td_.candCap], candIdxBuf_.Get<int32_t>()[l * td_.candCap],
+                              true);
+                }
+                filled = td_.kPitch;
+            }
+            DataCopyParams join(static_cast<uint16_t>(td_.lanes), static_cast<uint16_t>(wantPitch / 8),
+                                0, static_cast<uint16_t>((td_.candCap - wantPitch) / 8));
+            PipeBarrier<PIPE_V>();
+            DataCopy(candValBuf_.Get<float>()[filled], val, join);
+            DataCopy(candIdxBuf_.Get<int32_t>()[filled], idx, join);
+            PipeBarrier<PIPE_V>();
+            filled += wantPitch;
+        }
+        if (chunked) {
+            for (uint32_t l = 0; l < lanes; ++l) {
+                MergeLane(l, outValBuf_.Get<float>()[l * td_.outPitch], outIdxBuf_.Get<int32_t>()[l * td_.outPitch],
+                          false);
+            }
+        }
+        WriteOut(yOff, lanes);
+    }
+
+    // `lanes` lanes of `len` positions in, as fp32 scores in rows of chunkPitch (lane-major), the
+    // positions past len holding the padding score.
+    __aicore__ inline void LoadScores(uint64_t xOff, uint32_t lanes, uint32_t len)
+    {
+        LocalTensor<Elem> raw = rawBuf_.Get<Elem>();
+        SyncPipes<HardEvent::V_MTE2>();                      // the previous chunk's scores are consumed
+        if (columns_) {
+            // len rows (one per position) of `lanes` adjacent columns, rows lanePitch apart
+            const uint32_t bytes = lanes * sizeof(Elem);
+            DataCopyExtParams in(static_cast<uint16_t>(len), bytes,
+                                 static_cast<uint32_t>((td_.inner - lanes) * sizeof(Elem)),
+                                 (td_.lanePitch * sizeof(Elem) - (bytes + 31) / 32 * 32) / 32, 0);
+            DataCopyPad(raw, xGm_[xOff], in, DataCopyPadExtParams<Elem>(false, 0, 0, 0));
+        } else {
+            const uint32_t bytes = len * sizeof(Elem);
+            DataCopyExtParams in(static_cast<uint16_t>(lanes), bytes,
+                                 static_cast<uint32_t>((td_.axisLen - len) * sizeof(Elem)),
+                                 (td_.chunkPitch * sizeof(Elem) - (bytes + 31) / 32 * 32) / 32, 0);
+            DataCopyPad(raw, xGm_[xOff], in, DataCopyPadExtParams<Elem>(false, 0, 0, 0));
+        }
+        SyncPipes<HardEvent::MTE2_V>();
+        LocalTensor<float> score = scoreBuf_.Get<float>();
+        ToScore(score, raw, rowsIn_ * td_.chunkPitch);
+        scoreLaneMajor_ = score;
+        const uint32_t m = td_.lanes * td_.chunkPitch;
+        if (columns_) {
+            // position-major [chunkPitch][lanePitch] -> lane-major [lanes][chunkPitch]
+            PipeBarrier<PIPE_V>();
+            scoreLaneMajor_ = laneMajorBuf_.Get<float>();
+            Gather(scoreLaneMajor_, score, inTableBuf_.Get<uint32_t>(), 0, m);
+        }
+        if (len < td_.chunkPitch || columns_) {
+            PipeBarrier<PIPE_V>();
+            LocalTensor<uint8_t> real = maskBuf_.Get<uint8_t>();
+            CompareScalar(real, posBuf_.Get<float>(), static_cast<float>(len), CMPMODE::LT, (m + 63) / 64 * 64);
+            PipeBarrier<PIPE_V>();
+            Select(scoreLaneMajor_, real, scoreLaneMajor_, pad_, SELMODE::VSEL_TENSOR_SCALAR_MODE, m);
+        }
+        PipeBarrier<PIPE_V>();
+    }
+
+    // One lane's candidates (scores, lane positions) reduced to its kPitch best, into dst.
+    __aicore__ inline void MergeLane(uint32_t l, const LocalTensor<float>& dstVal, const LocalTensor<int32_t>& dstIdx,
+                                     bool inPlace)
+    {
+        LocalTensor<float> cand = candValBuf_.Get<float>()[l * td_.candCap];
+        LocalTensor<int32_t> candIdx = candIdxBuf_.Get<int32_t>()[l * td_.candCap];
+        LocalTensor<float> val = mergeValBuf_.Get<float>();
+        LocalTensor<int32_t> idx = mergeIdxBuf_.Get<int32_t>();
+        LocalTensor<bool> finish;
+        TopKInfo info;
+        info.outter = 1;
+        info.inner = static_cast<int32_t>(td_.candCap);
+        info.n = static_cast<int32_t>(td_.candCap);
+        PipeBarrier<PIPE_V>();
+        TopK<float, true, false, false, TopKMode::TOPK_NORMAL>(
+            val, idx, cand, candIdx, finish, tmpBuf_.Get<uint8_t>(), static_cast<int32_t>(td_.kPitch),
+            td_.mergeTopk, info, td_.largest != 0);
+        PipeBarrier<PIPE_V>();
+        DataCopy(dstVal, val, td_.kPitch);
+        DataCopy(dstIdx, idx, td_.kPitch);
+        if (inPlace) {
+            // the row keeps its kPitch best; the rest is padding again
+            Duplicate(cand[td_.kPitch], pad_, static_cast<int32_t>(td_.candCap - td_.kPitch));
+        }
+        PipeBarrier<PIPE_V>();
+    }
+
+    // rows of `from` elements -> rows of `to` (both multiples of 8 fp32 lanes)
+    __aicore__ inline void Repitch(const LocalTensor<float>& dst, const LocalTensor<float>& src, uint32_t rows,
+                                   uint32_t from, uint32_t to)
+    {
+        PipeBarrier<PIPE_V>();
+        const uint32_t w = from < to ? from : to;
+        DataCopyParams p(static_cast<uint16_t>(rows), static_cast<uint16_t>(w / 8),
+                         static_cast<uint16_t>((from - w) / 8), static_cast<uint16_t>((to - w) / 8));
+        DataCopy(dst, src, p);
+    }
+
+    // The result rows (outPitch apart, lane-major) back to x's dtype and int64, out to GM.
+    __aicore__ inline void WriteOut(uint64_t yOff, uint32_t lanes)
+    {
+        LocalTensor<float> val = outValBuf_.Get<float>();
+        LocalTensor<int32_t> idx = outIdxBuf_.Get<int32_t>();
+        uint32_t n = td_.lanes * td_.outPitch;
+        PipeBarrier<PIPE_V>();
+        if (columns_) {
+            // lane-major [lanePitch][outPitch] -> position-major [k][lanePitch]
+            LocalTensor<float> outT = outTBuf_.Get<float>();
+            n = td_.k * td_.lanePitch;
+            Gather(outT, val, outTableBuf_.Get<uint32_t>(), 0, n);
+            Gather(outT[n].ReinterpretCast<int32_t>(), idx, outTableBuf_.Get<uint32_t>(), 0, n);
+            PipeBarrier<PIPE_V>();
+            val = outT;
+            idx = outT[n].ReinterpretCast<int32_t>();
+        }
+        // the scores' input buffer and TopK's temporary space are free now: y and the int64 indices
+        LocalTensor<Elem> y = rawBuf_.Get<Elem>();
+        LocalTensor<int64_t> idx64 = tmpBuf_.Get<int64_t>();
+        FromScore(y, val, n);
+        Cast(idx64, idx, RoundMode::CAST_NONE, n);
+        SyncPipes<HardEvent::V_MTE3>();
+        if (columns_) {
+            // k rows of `lanes` columns, inner apart in GM
+            DataCopyExtParams out(static_cast<uint16_t>(td_.k), lanes * sizeof(Elem), 0,
+                                  static_cast<uint32_t>((td_.inner - lanes) * sizeof(Elem)), 0);
+            out.srcStride = (td_.lanePitch * sizeof(Elem) - (lanes * sizeof(Elem) + 31) / 32 * 32) / 32;
+            DataCopyPad(valuesGm_[yOff], y, out);
+            DataCopyExtParams outIdx(static_cast<uint16_t>(td_.k), lanes * sizeof(int64_t),
+                                     (td_.lanePitch - (lanes + 3) / 4 * 4) * sizeof(int64_t) / 32,
+                                     static_cast<uint32_t>((td_.inner - lanes) * sizeof(int64_t)), 0);
+            DataCopyPad(indicesGm_[yOff], idx64, outIdx);
+        } else {
+            // `lanes` rows of k, contiguous in GM
+            DataCopyExtParams out(static_cast<uint16_t>(lanes), td_.k * sizeof(Elem),
+                                  (td_.outPitch * sizeof(Elem) - (td_.k * sizeof(Elem) + 31) / 32 * 32) / 32, 0, 0);
+            DataCopyPad(valuesGm_[yOff], y, out);
+            DataCopyExtParams outIdx(static_cast<uint16_t>(lanes), td_.k * sizeof(int64_t),
+                                     (td_.outPitch - (td_.k + 3) / 4 * 4) * sizeof(int64_t) / 32, 0, 0);
+            DataCopyPad(indicesGm_[yOff], idx64, outIdx);
+        }
+    }
+
+    // x's dtype -> fp32 scores (1-byte integers through half)
+    template <typename T>
+    __aicore__ inline void ToScore(const LocalTensor<float>& dst, const LocalTensor<T>& src, uint32_t n)
+    {
+        if constexpr (std::is_same<T, float>::value) {
+            DataCopy(dst, src, n);
+        } else if constexpr (sizeof(T) == 1) {
+            LocalTensor<half> h = halfBuf_.Get<half>();
+            Cast(h, src, RoundMode::CAST_NONE, n);
+            Cast(dst, h, RoundMode::CAST_NONE, n);
+        } else if constexpr (std::is_same<T, half>::value || std::is_same<T, bfloat16_t>::value) {
+            Cast(dst, src, RoundMode::CAST_NONE, n);
+        } else {
+            Cast(dst, src, RoundMode::CAST_RINT, n);          // int32 / int64: exact up to 2^24
+        }
+    }
+
+    // fp32 scores -> x's dtype (every score is a value of x's dtype: exact)
+    template <typename T>
+    __aicore__ inline void FromScore(const LocalTensor<T>& dst, const LocalTensor<float>& src, uint32_t n)
+    {
+        if constexpr (std::is_same<T, float>::value) {
+            DataCopy(dst, src, n);
+        } else if constexpr (sizeof(T) == 1) {
+            LocalTensor<half> h = halfBuf_.Get<half>();
+            Cast(h, src, RoundMode::CAST_RINT, n);
+            Cast(dst, h, RoundMode::CAST_RINT, n);
+        } else {
+            Cast(dst, src, RoundMode::CAST_RINT, n);
+        }
+    }
+
+    TPipe pipe_;
+    TBuf<TPosition::VECCALC> rawBuf_, scoreBuf_, laneMajorBuf_, posBuf_, maskBuf_, halfBuf_, inTableBuf_, outTableBuf_;
+    TBuf<TPosition::VECCALC> tmpBuf_, srcIdxBuf_, chunkValBuf_, chunkIdxBuf_, candValBuf_, candIdxBuf_;
+    TBuf<TPosition::VECCALC> mergeValBuf_, mergeIdxBuf_, outValBuf_, outIdxBuf_, outTBuf_;
+    GlobalTensor<Elem> xGm_;
+    GlobalTensor<Elem> valuesGm_;
+    GlobalTensor<int64_t> indicesGm_;
+    LocalTensor<float> scoreLaneMajor_;
+    @T@ td_;
+    float pad_ = 0.0f;
+    bool columns_ = false;
+    uint32_t rowsIn_ = 0;
+    uint64_t unitStart_ = 0;
+    uint64_t unitCount_ = 0;
+};
+
+extern "C" __global__ __aicore__ void @NAME@_custom(GM_ADDR @X@, GM_ADDR @V@, GM_ADDR @I@, GM_ADDR workspace,
+                                                     GM_ADDR tiling)
+{
+    (void)workspace;
+    GET_TILING_DATA(tilingData, tiling);
+    @K@ op;
+    op.Init(@X@, @V@, @I@, tilingData);
+    op.Process();
+}
+"""
+
+_TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAttrs();
+    if (attrs == nullptr) {
+        return ge::GRAPH_FAILED;
+    }
+    const gert::Shape& shape = context->GetInputShape(0)->GetStorageShape();
+    const int32_t rank = static_cast<int32_t>(shape.GetDimNum());
+    const int32_t dims = rank > 0 ? rank : 1;
+    int64_t dim = @DIM@;
+    dim = dim < 0 ? dim + dims : dim;
+    if (rank > 8 || dim < 0 || dim >= dims) {
+        return ge::GRAPH_FAILED;
+    }
+    uint64_t outer = 1;
+    uint64_t axisLen = 1;
+    uint64_t inner = 1;
+    for (int32_t d = 0; d < rank; ++d) {
+        const uint64_t n = static_cast<uint64_t>(shape.GetDim(d));
+        if (d < dim) {
+            outer *= n;
+        } else if (d == dim) {
+            axisLen = n;
+        } else {
+            inner *= n;
+        }
+    }
+    const int64_t k = @KVAL@;
+    if (k < 1 || static_cast<uint64_t>(k) > axisLen || outer * inner == 0) {
+        return ge::GRAPH_FAILED;
+    }
+    const uint32_t eb = DtypeBytes(context->GetInputDesc(0)->GetDataType());
+    td->largest = (@LARGEST@) ? 1 : 0;
+    td->outer = outer;
+    td->axisLen = axisLen;
+    td->inner = inner;
+    td->k = static_cast<uint32_t>(k);
+    td->kPitch = (td->k + 7) / 8 * 8;
+    td->outPitch = (td->k + 31) / 32 * 32;
+    td->mode = inner == 1 ? MODE_ROWS : MODE_COLUMNS;
+    auto up32 = [](uint64_t v) { return static_cast<uint32_t>((v + 31) / 32 * 32); };
+    // A lane is one TopK call when it fits (at most 4064 positions), else chunks of at least kPitch
+    // positions whose kPitch best join a candidate row of candCap (>= 2 kPitch) slots.
+    const uint32_t maxChunk = 4064;
+    auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    uint64_t ubSize = 0;
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
+    const uint32_t coreNum = platform.GetCoreNumAiv();
+    const uint64_t reserve = @RESERVE@;
+    const bool largest = td->largest != 0;
+    auto topkTmp = [&](uint32_t inner32, uint32_t rows, bool initIndex) {
+        uint32_t hi = 0;
+        uint32_t lo = 0;
+        AscendC::GetTopKMaxMinTmpSize(platform, static_cast<int32_t>(inner32), static_cast<int32_t>(rows), false,
+                                      initIndex, AscendC::TopKMode::TOPK_NORMAL, largest, 4, hi, lo);
+        return static_cast<uint64_t>(lo);
+    };
+    const bool columns = td->mode == MODE_COLUMNS;
+    // columns: a copied-in row of B lanes is 32-byte aligned in x's dtype and in fp32
+    const uint32_t laneAlign = eb >= 4 ? 8 : 32 / eb;
+    auto lanePitchOf = [&](uint32_t b) { return (b + laneAlign - 1) / laneAlign * laneAlign; };
+    auto candCapOf = [&](uint32_t c) {
+        if (c >= axisLen) {
+            return 0u;
+        }
+        const uint32_t cap = 4 * td->kPitch < 1024 ? 4 * td->kPitch : 1024;
+        return up32(cap > 2 * td->kPitch ? cap : 2 * td->kPitch);
+    };
+    // UB bytes of the kernel's buffers for tiles of b lanes and chunks of c positions
+    auto bytes = [&](uint32_t b, uint32_t c) {
+        const uint64_t bp = lanePitchOf(b);
+        const uint64_t rows = columns ? bp : b;
+        const uint64_t cp = up32(c);
+        const uint64_t cap = candCapOf(c);
+        uint64_t s = rows * cp * (eb + 4 + (eb == 1 ? 2 : 0)) + b * cp * (4 + 1);
+        if (columns) {
+            s += b * cp * 8 + td->k * bp * 12;
+        }
+        uint64_t tmp = topkTmp(static_cast<uint32_t>(cp), b, false);
+        if (cap > 0) {
+            s += b * cap * 8 + td->kPitch * 8;
+            const uint64_t m = topkTmp(static_cast<uint32_t>(cap), 1, true);
+            tmp = m > tmp ? m : tmp;
+        }
+        const uint64_t idx64 = rows * td->outPitch * 8;
+        s += (tmp > idx64 ? tmp : idx64) + 2 * b * td->kPitch * 4;
+        s += rows * td->outPitch * (4 + 4 + (eb == 1 ? 2 : 0));
+        return s + 40 * 256;
+    };
+    if (ubSize <= reserve + 8192) {
+        return ge::GRAPH_FAILED;
+    }
+    const uint64_t budget = ubSize - reserve;
+    uint32_t chunk = static_cast<uint32_t>(axisLen <= maxChunk ? axisLen : 2048);
+    const uint32_t minChunk = up32(td->kPitch);
+    if (axisLen > maxChunk && 2 * td->kPitch > 4096) {
+        return ge::GRAPH_FAILED;                              // two chunks' candidates must fit one TopK
+    }
+    chunk = axisLen > maxChunk && chunk < minChunk ? minChunk : chunk;
+    const uint64_t lanesTotal = columns ? inner : outer;
+    uint32_t lanes = columns ? 64 : 32;
+    lanes = lanesTotal < lanes ? static_cast<uint32_t>(lanesTotal) : lanes;
+    // while more cores than blocks, narrower blocks
+    while (lanes > 1 && outer * inner / lanes < coreNum && (!columns || lanes > laneAlign)) {
+        lanes /= 2;
+    }
+    // shrink to the UB: lanes down to one aligned row, then chunks down to kPitch, then lanes to 1
+    const uint32_t minLanes = columns ? laneAlign : 1;
+    while (bytes(lanes, chunk) > budget) {
+        if (lanes > minLanes) {
+            lanes /= 2;
+        } else if (chunk > minChunk && chunk > 32) {
+            chunk = up32(chunk / 2) > minChunk ? up32(chunk / 2) : minChunk;
+        } else if (lanes > 1) {
+            lanes /= 2;
+        } else {
+            return ge::GRAPH_FAILED;
+        }
+    }
+    td->lanes = lanes;
+    td->lanePitch = lanePitchOf(lanes);
+    td->chunkLen = chunk;
+    td->chunkPitch = up32(chunk);
+    td->chunks = static_cast<uint32_t>((axisLen + chunk - 1) / chunk);
+    td->tailLen = static_cast<uint32_t>(axisLen - static_cast<uint64_t>(td->chunks - 1) * chunk);
+    td->candCap = candCapOf(chunk);
+    const bool chunked = td->chunks > 1;
+    if (chunked && td->candCap > 4096) {
+        return ge::GRAPH_FAILED;                              // a candidate row is one TopK call
+    }
+    if (!AscendC::TopKTilingFunc(platform, static_cast<int32_t>(td->chunkPitch), static_cast<int32_t>(lanes),
+                                 static_cast<int32_t>(chunked ? td->kPitch : td->k), 4, false,
+                                 AscendC::TopKMode::TOPK_NORMAL, largest, td->chunkTopk)) {
+        return ge::GRAPH_FAILED;
+    }
+    uint64_t tmp = topkTmp(td->chunkPitch, lanes, false);
+    if (chunked) {
+        if (!AscendC::TopKTilingFunc(platform, static_cast<int32_t>(td->candCap), 1, static_cast<int32_t>(td->kPitch),
+                                     4, true, AscendC::TopKMode::TOPK_NORMAL, largest, td->mergeTopk)) {
+            return ge::GRAPH_FAILED;
+        }
+        const uint64_t m = topkTmp(td->candCap, 1, true);
+        tmp = m > tmp ? m : tmp;
+    }
+    const uint64_t idx64 = static_cast<uint64_t>(columns ? td->lanePitch : lanes) * td->outPitch * 8;
+    td->tmpBytes = static_cast<uint32_t>(tmp > idx64 ? tmp : idx64);
+    td->blocksPerOuter = columns ? (inner + lanes - 1) / lanes : 0;
+    const uint64_t units = columns ? outer * td->blocksPerOuter : (outer + lanes - 1) / lanes;
+@SPLIT@    size_t* workspace = context->GetWorkspaceSizes(1);
+    workspace[0] = 0;
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling"""
