@@ -58,3 +58,21 @@ def test_written_mask_is_all_poison_bytes_per_element():
         b[1::7, 0] = 0xFF              # one byte poisoned only: written
         want = ~np.all(b.numpy() == 0xFF, axis=1)
         assert (written_mask(t) == want).all(), dt
+
+
+def test_the_written_runs_select_what_the_mask_selects():
+    from copilot.backends.sim.integrity import MAX_RUNS, _take, written_runs
+
+    t = torch.arange(10_000, dtype=torch.float32)
+    rng = np.random.default_rng(0)
+    few = np.zeros(10_000, dtype=bool)
+    for lo in (0, 2_000, 9_000):                      # three sampled blocks, the last at the end
+        few[lo:lo + 1_000] = True
+    for mask in (few, np.zeros(10_000, dtype=bool), np.ones(10_000, dtype=bool), rng.random(10_000) < 0.5):
+        runs = written_runs(mask)
+        want = t[torch.from_numpy(np.flatnonzero(mask))]
+        if runs is None:                               # many short runs: gathered by index
+            assert np.count_nonzero(np.diff(mask.astype(np.int8))) > 2 * MAX_RUNS - 2
+            continue
+        assert torch.equal(_take(t, runs), want)
+    assert written_runs(few) == [(0, 1_000), (2_000, 3_000), (9_000, 10_000)]

@@ -172,9 +172,8 @@ class SimEvaluator:
         if any(f["severity"] == "error" for f in findings):
             return Evaluation("build_failed", diagnostics=findings, build_ok=False)
         path = self._source(task, candidate)
-        tier = self.correctness_cases(task)
-        smoke = min(tier, key=lambda c: c.total_numel)
-        ordered = [smoke] + [c for c in tier if c is not smoke]
+        # smallest first: a broken candidate stops at its cheapest failing case
+        ordered = sorted(self.correctness_cases(task), key=lambda c: c.total_numel)
         cases_out, diags = [], list(findings)
         builds, build_seconds = self._build_all(task, path, ordered + select_cases(task, self.perf))
         for b in builds.values():

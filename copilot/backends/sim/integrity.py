@@ -51,6 +51,29 @@ def written_mask(t: torch.Tensor) -> np.ndarray:
     return ~np.all(b == POISON, axis=1)
 
 
+# More runs than this and the written elements are gathered by index instead of sliced.
+MAX_RUNS = 4096
+
+
+def written_runs(mask: np.ndarray) -> list[tuple[int, int]] | None:
+    """The written elements as [lo, hi) runs in order (the sampled blocks write a few long runs);
+    None when there are more than MAX_RUNS."""
+    edges = np.flatnonzero(np.diff(mask.view(np.int8), prepend=np.int8(0), append=np.int8(0)))
+    if len(edges) > 2 * MAX_RUNS:
+        return None
+    return list(zip(edges[0::2].tolist(), edges[1::2].tolist()))
+
+
+def _take(t: torch.Tensor, runs: list[tuple[int, int]] | torch.Tensor) -> torch.Tensor:
+    """The elements of `t` (flattened) in `runs` (slices), or at the indices `runs`."""
+    flat = t.reshape(-1)
+    if isinstance(runs, torch.Tensor):
+        return flat[runs]
+    if len(runs) == 1:
+        return flat[runs[0][0]:runs[0][1]]
+    return torch.cat([flat[lo:hi] for lo, hi in runs]) if runs else flat[:0]
+
+
 def judge_sampled(task, ref, outputs: list, inputs, case, run) -> tuple[bool, str, list[Diagnostic]]:
     """(passed, message, findings) for a sampled run of a case: the written elements of every
     compared output against the oracle, and the written share against the blocks that ran."""
@@ -75,11 +98,13 @@ def judge_sampled(task, ref, outputs: list, inputs, case, run) -> tuple[bool, st
                    f"{expect:.1%}: the kernel skips work in timed runs")
             return False, msg, [Diagnostic("RUN.INTEGRITY", "error", msg, 0,
                                            "a timed run must compute what a judged run computes")]
-        idx = torch.from_numpy(np.flatnonzero(mask))
-        sub_act.append(actual.reshape(-1)[idx])
-        sub_oracle.append(ref.oracle[i].reshape(-1)[idx])
-        sub_bench.append(ref.bench[i].reshape(-1)[idx])
-        sub_out.append(dataclasses.replace(spec, shape=(int(idx.numel()),)))
+        runs = written_runs(mask)
+        if runs is None:
+            runs = torch.from_numpy(np.flatnonzero(mask))
+        sub_act.append(_take(actual, runs))
+        sub_oracle.append(_take(ref.oracle[i], runs))
+        sub_bench.append(_take(ref.bench[i], runs))
+        sub_out.append(dataclasses.replace(spec, shape=(int(sub_act[-1].numel()),)))
         specs.append(i)
     if not specs:
         return True, "no output is compared", []
