@@ -41,10 +41,11 @@ def test_non_cube_goldens_are_left_to_the_other_planners():
     assert plan_cube(load_task(REPO / "bench" / "ops" / "bias_gelu")) is None
 
 
-def test_int8_cases_are_refused_by_the_tiling_function(tmp_path):
-    """cube_mm_api mixes trans_b values by attr: one product per case is required."""
-    with pytest.raises(Unsupported, match="different product"):
+def test_an_int64_accumulation_is_refused_with_its_reason():
+    """cube_mm_api's int8 cases accumulate in int64 and return int32: not an exact cube product here."""
+    with pytest.raises(Unsupported, match=r"cast to \['int64'\]") as exc:
         _plan(REPO / "tests" / "data" / "cube_mm_api")
+    assert "\n" not in str(exc.value)
 
 
 @needs_cannbench
@@ -53,18 +54,53 @@ def test_weight_quant_prologue_is_the_dequant():
     names = [i.name for i in p.task.inputs]
     assert [(o.kind, names[o.operand[1]] if o.operand else None) for o in p.prologue] == [
         ("round", None), ("add", "antiquantOffset"), ("mul", "antiquantScale")]
-    assert [o.kind for o in p.epilogue] == ["add", "round"]
+    assert [o.kind for o in p.epilogue] == ["add"]          # the rounding to the output is the store
     assert p.epilogue[0].operand == ("col", names.index("bias"))
 
 
 @needs_cannbench
-@pytest.mark.parametrize("task,why", [
-    ("level3/grouped_matmul", "matrix products in one golden"),
-    ("level3/quant_matmul", "bmm"),
-])
-def test_unsupported_cube_goldens_say_why(task, why):
-    with pytest.raises(Unsupported, match=why) as exc:
-        _plan(CANNBENCH / task)
+def test_quant_matmul_epilogue_variants_follow_the_bias_dtype():
+    """int32 bias before the scale, a float bias after it: two chains picked by the bias's dtype; the
+    per-token scale is a row operand, the per-tensor/channel scale a (broadcast) column one."""
+    p = _plan(CANNBENCH / "level3" / "quant_matmul")
+    names = [i.name for i in p.task.inputs]
+    assert p.served_dtypes == ["int8"] and not p.prologue
+    chains = {tuple(dt): [(o.kind, o.operand[0], names[o.operand[1]]) for o in ch] for _, dt, ch in p.variants}
+    assert chains[("bfloat16",)] == [("mul", "col", "scale"), ("add", "col", "bias")]
+    assert chains[("int32",)] == [("add", "col", "bias"), ("mul", "col", "scale"), ("mul", "row", "pertoken_scale")]
+    assert p.variants[-1][1] == ["int32"]      # an absent bias takes the proto's first dtype: int32
+
+
+@needs_cannbench
+def test_grouped_matmul_groups_come_from_the_list_attr():
+    p = _plan(CANNBENCH / "level3" / "grouped_matmul")
+    attrs = [a.name for a in p.task.attrs]
+    assert p.group_rule == (attrs.index("group_list"), "ends")
+    assert p.trans_rule == (attrs.index("transpose_weight"), False)
+    assert [(o.kind, o.operand) for o in p.epilogue] == [("add", ("col", 2))]
+
+
+CHAIN = '''
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x, w1, w2):
+        return (x @ w1) @ w2
+
+def get_inputs():
+    return [torch.randn(16, 32), torch.randn(32, 48), torch.randn(48, 8)]
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_chained_products_are_refused_with_one_line(tmp_path):
+    path = tmp_path / "chain.py"
+    path.write_text(CHAIN)
+    with pytest.raises(Unsupported, match="not one grouped product") as exc:
+        _plan(path)
     assert "\n" not in str(exc.value)
 
 

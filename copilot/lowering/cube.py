@@ -27,7 +27,8 @@ PASS = {"view", "reshape", "_unsafe_view", "clone", "contiguous", "alias", "deta
         "expand", "lift_fresh_copy"}
 BINARY = {"add", "sub", "mul", "div", "rsub"}
 UNARY = {"relu"}
-CUBE_DTYPES = {"float16", "bfloat16", "float32"}
+CUBE_DTYPES = {"float16", "bfloat16", "float32", "int8"}
+EXACT_UPCASTS = {"float32", "float64"}     # casts of a cube operand the cube's accumulation covers
 _TORCH_NAMES = {"torch.float16": "float16", "torch.bfloat16": "bfloat16", "torch.float32": "float32",
                 "torch.int8": "int8", "torch.int32": "int32", "torch.float64": "float64", "torch.int64": "int64"}
 
@@ -35,7 +36,7 @@ _TORCH_NAMES = {"torch.float16": "float16", "torch.bfloat16": "bfloat16", "torch
 @dataclass(frozen=True)
 class Op:
     kind: str                  # add sub mul div rsub relu round
-    operand: tuple = ()        # ("col", input) | ("scalar", value) | ()
+    operand: tuple = ()        # ("col", input) | ("row", input) | ("scalar", value) | ()
     dtype: str = "float32"     # the dtype the golden computes it in (round: the target)
 
 
@@ -50,6 +51,9 @@ class CubePlan:
     prologue: list[Op]
     epilogue: list[Op]
     vec_round: dict            # input -> dtype its vector is rounded to before use
+    variants: list = field(default_factory=list)   # [(input, dtypes, chain)]: the epilogue chosen by a dtype
+    group_rule: tuple | None = None   # (attr index, "ends" | "counts"): grouped products' rows per group
+    trans_rule: tuple | None = None   # (attr index, negated): B's transpose read from a bool attr
     unserved: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     programs: list = field(default_factory=lambda: [None])
@@ -150,6 +154,22 @@ class _Graph:
         self.places = {n: present[k] for k, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")}
         out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
         self.out = out[0] if isinstance(out, (list, tuple)) else out
+        self.outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        self.picks = None          # grouped products: the row slices / group selects met on the way
+
+    def pick(self, n) -> bool:
+        """A row slice (slice on dim 0, step 1) or a group select (select on dim 0) of a grouped
+        product's operand, recorded; False if n is neither or the products are not grouped."""
+        if self.picks is None or _name(n) not in ("slice", "select"):
+            return False
+        args = list(n.args) + [None] * 4
+        if args[1] not in (0, None) or (_name(n) == "slice" and args[4] not in (None, 1)):
+            return False
+        if _name(n) == "select":
+            self.picks.append(("select", int(args[2])))
+        else:
+            self.picks.append(("slice", int(args[2] or 0), int(args[3])))
+        return True
 
     def fail(self, why: str):
         raise Unsupported(f"{self.task.name}: {why}")
@@ -162,7 +182,7 @@ class _Graph:
             if not hasattr(n, "op") or n.op != "call_function":
                 self.fail(f"a matrix operand is not an input ({n})")
             nm = _name(n)
-            if nm in PASS:
+            if nm in PASS or self.pick(n):
                 n = n.args[0]
             elif _cast_dtype(n) is not None:
                 casts.append(_cast_dtype(n))
@@ -175,18 +195,30 @@ class _Graph:
         return self.places[n], trans, casts
 
     def column(self, n, ncols: int):
-        """A per-column vector operand ([N] or [1, ..., N]): (input, the dtype it is rounded to)."""
+        """A per-column vector operand ([N], [1], [..., 1, N]; leading dims broadcast or one per batch):
+        (input, the dtype it is rounded to)."""
+        vec = self.vector(n, ncols, None)
+        return vec[1:] if vec and vec[0] == "col" else None
+
+    def vector(self, n, ncols: int, nrows: int | None):
+        """A broadcast operand of the product's [..., M, N] result: ("col", input, low) for [N] / [1] /
+        [..., 1, N] (leading dims one per batch), ("row", input, low) for [..., M, 1]; None otherwise."""
         src = self.source(n, allow_trans=False)
         if src is None:
             return None
         i, _, casts = src
-        shape = _shape_of(next(p for p, k in self.places.items() if k == i))
-        if not shape or shape[-1] != ncols or any(d != 1 for d in shape[:-1]):
+        shape = _shape_of(n) if hasattr(n, "meta") and n.meta.get("val") is not None else ()
+        if not shape:
             return None
         low = next((c for c in casts if c in ("float16", "bfloat16")), None)
-        return i, low
+        if shape[-1] in (ncols, 1) and (len(shape) == 1 or shape[-2] == 1):
+            return "col", i, low
+        if nrows is not None and nrows > 1 and shape[-1] == 1 and len(shape) >= 2 and shape[-2] == nrows and \
+                all(d == 1 for d in shape[:-2]):
+            return "row", i, low
+        return None
 
-    def elementwise(self, n, main, ncols: int, vec_round: dict):
+    def elementwise(self, n, main, ncols: int, vec_round: dict, nrows: int | None = None):
         """The op of node n applied to `main` (the matrix path): an Op, or None if n is not one."""
         nm = _name(n)
         dt = _dtype_of(n)
@@ -207,14 +239,14 @@ class _Graph:
             self.fail(f"{nm} takes the matrix as its divisor or twice")
         if isinstance(other, (int, float)):
             return Op(kind, ("scalar", float(other)), dt)
-        col = self.column(other, ncols)
-        if col is None:
+        vec = self.vector(other, ncols, nrows)
+        if vec is None:
             self.fail(f"an operand of {nm} next to the matrix product is neither a scalar nor a per-column "
-                      f"vector of {ncols} elements (row vectors and full tensors are not lowered)")
-        i, low = col
+                      f"vector of {ncols} elements{' nor a per-row one' if nrows else ''} (full tensors are not lowered)")
+        where, i, low = vec
         if low:
             vec_round[i] = low
-        return Op(kind, ("col", i), dt)
+        return Op(kind, (where, i), dt)
 
 
 def _analyse(task, case):
@@ -223,11 +255,51 @@ def _analyse(task, case):
     if not mms:
         return None
     g = _Graph(task, gm, present)
-    if len(mms) > 1:
-        g.fail(f"{len(mms)} matrix products in one golden (chained / recurrent cells) are not lowered")
-    mm = mms[0]
-    if _name(mm) == "bmm":
-        g.fail("a batched product with both operands batched (bmm) is not lowered")
+    if len(mms) == 1:
+        try:
+            return _product(task, case, g, mms[0]) + (None,)
+        except Unsupported as exc:
+            try:
+                return _grouped(task, case, g, mms)       # a grouped golden with one group
+            except Unsupported:
+                raise exc from None
+    return _grouped(task, case, g, mms)
+
+
+def _grouped(task, case, g, mms):
+    """Several products that each take a row slice of one input and the g-th slice of a stacked
+    weight (and of stacked vectors) and write their rows of one output buffer: one chain for all,
+    the groups' rows (start, end) per group index."""
+    g.picks = []
+    first, groups = None, {}
+    for mm in mms:
+        g.picks = []
+        try:
+            r = _product(task, case, g, mm, grouped=True)
+        except Unsupported as exc:
+            why = str(exc).split(": ", 1)[-1]
+            g.fail(f"{len(mms)} matrix products that are not one grouped product ({why})")
+        sl = [p for p in g.picks if p[0] == "slice"]
+        sel = {p[1] for p in g.picks if p[0] == "select"}
+        if len(sl) != 2 or sl[0][1:] != sl[1][1:] or len(sel) != 1:
+            g.fail(f"{len(mms)} matrix products that are not one grouped product (row slices of one input "
+                   "by slices of a stacked weight, into their rows of one output)")
+        gi = sel.pop()
+        if first is None:
+            first = r
+        elif r[:4] != first[:4] or _canon(r[4]) != _canon(first[4]) or _canon(r[5]) != _canon(first[5]):
+            g.fail(f"the {len(mms)} products of a grouped golden differ in their operands or chains")
+        if gi in groups:
+            g.fail(f"group {gi} has two products")
+        groups[gi] = sl[0][1:]
+    spans = sorted(groups.values())
+    if spans[0][0] != 0 or any(x[1] != y[0] for x, y in zip(spans, spans[1:])):
+        g.fail("the grouped products' rows do not cover the output back to back")
+    return first + (groups,)
+
+
+def _product(task, case, g, mm, grouped: bool = False):
+    """One product's operands and chains: (a, a_trans, b, b_trans, prologue, epilogue, vec_round)."""
     a_node, b_node = (mm.args[1], mm.args[2]) if _name(mm) == "addmm" else (mm.args[0], mm.args[1])
     asrc = g.source(a_node, allow_trans=True)
     if asrc is None:
@@ -235,13 +307,25 @@ def _analyse(task, case):
     a, a_trans, a_casts = asrc
     cube_dt = case.dtypes[a]
     if cube_dt not in CUBE_DTYPES:
-        g.fail(f"input {task.inputs[a].name} of dtype {cube_dt}: the lowering's cube dtypes are fp16/bf16/fp32 "
-               "(int8 GEMMs: bench/cube_kernels/quant_matmul.cpp)")
-    if any(c not in (cube_dt, "float32") for c in a_casts):
+        g.fail(f"input {task.inputs[a].name} of dtype {cube_dt}: the lowering's cube dtypes are fp16/bf16/fp32/int8")
+    if any(c not in {cube_dt} | EXACT_UPCASTS for c in a_casts):
         g.fail(f"the left operand is cast to {a_casts}")
     a_shape = list(case.shapes[a])
     if a_trans and len(a_shape) != 2:
         g.fail("a transposed left operand with batch dims")
+    batch = 1
+    if grouped:
+        batch = task_dims = int(case.shapes[g.source(b_node, allow_trans=True)[0]][0])
+        del task_dims
+    if _name(mm) == "bmm":
+        bsrc = g.source(b_node, allow_trans=True)
+        if bsrc is None:
+            g.fail("a batched product (bmm) whose right operand is computed")
+        b_shape = list(case.shapes[bsrc[0]])
+        if len(b_shape) < 3 or len(a_shape) != len(b_shape) or a_shape[:-2] != b_shape[:-2] or a_trans:
+            g.fail(f"a batched product (bmm) of {a_shape} and {b_shape}: both operands must carry the same "
+                   "batch dims (A not transposed)")
+        batch = _prod(b_shape[:-2])
     n_cols = _shape_of(mm)[-1]
     vec_round: dict = {}
     # B: walk back from the product through the prologue to the weight
@@ -257,6 +341,9 @@ def _analyse(task, case):
         if _cast_dtype(n) is not None:
             if _cast_dtype(n) in ("float16", "bfloat16"):
                 prologue.append(Op("round", (), _cast_dtype(n)))
+            n = n.args[0]
+            continue
+        if g.pick(n):
             n = n.args[0]
             continue
         if _is_transpose(n):
@@ -278,8 +365,12 @@ def _analyse(task, case):
     prologue.reverse()
     if prologue and b_trans:
         g.fail("a prologue on a transposed right operand")
-    if len(case.shapes[b]) != 2:
-        g.fail("a right operand with batch dims")
+    if grouped and (len(case.shapes[b]) != 3 or prologue):
+        g.fail("the right operand is not one group of a stacked [E, K, N] weight without a prologue")
+    if not grouped and len(case.shapes[b]) != 2 and (batch == 1 or prologue):
+        g.fail("a right operand with batch dims" + (" and a prologue" if prologue else " (not a bmm)"))
+    if cube_dt == "int8" and (prologue or case.dtypes[b] != "int8"):
+        g.fail("an int8 left operand with a right one that is not int8")
     if not prologue and case.dtypes[b] != cube_dt:
         g.fail(f"the operands have dtypes {cube_dt} and {case.dtypes[b]} with no elementwise prologue between")
     # C: forward from the product to the output
@@ -293,6 +384,7 @@ def _analyse(task, case):
         if col[1]:
             vec_round[col[0]] = col[1]
         epilogue.append(Op("add", ("col", col[0]), _dtype_of(mm)))
+    n_rows = _shape_of(mm)[-2]
     n = mm
     while n is not g.out:
         users = list(n.users)
@@ -300,6 +392,16 @@ def _analyse(task, case):
             g.fail("the product's result is used more than once")
         u = users[0]
         nm = _name(u)
+        if grouped and nm == "copy_" and u.args[1] is n:
+            dst, buffers = u.args[0], ("zeros", "empty", "new_zeros", "zeros_like")
+            if _name(dst) in buffers:               # every row: the buffer itself
+                g.picks.append(("slice", 0, _shape_of(dst)[0]))
+                buf = dst
+            else:
+                buf = dst.args[0] if g.pick(dst) else None
+            if buf is None or _name(buf) not in buffers or not all(_out_of(o, buf) for o in g.outs):
+                g.fail("a grouped product written elsewhere than rows of the output buffer")
+            break
         if nm in PASS:
             pass
         elif _cast_dtype(u) is not None:
@@ -308,11 +410,22 @@ def _analyse(task, case):
             elif _cast_dtype(u) != "float32":
                 g.fail(f"a cast of the product to {_cast_dtype(u)}")
         else:
-            op = g.elementwise(u, n, n_cols, vec_round)
+            op = g.elementwise(u, n, n_cols, vec_round, n_rows)
             if op is None:
                 g.fail(f"aten.{nm} after the matrix product")
             epilogue.append(op)
         n = u
+    # the last rounding to the output's dtype is the kernel's store
+    out_dt = _dtype_of(g.out)
+    while epilogue and epilogue[-1].kind == "round" and epilogue[-1].dtype == out_dt:
+        epilogue.pop()
+    for op in epilogue:
+        if op.operand and op.operand[0] == "col":
+            numel = _prod(case.shapes[op.operand[1]])
+            if numel not in (1, n_cols, batch * n_cols):
+                g.fail(f"input {task.inputs[op.operand[1]].name} of {numel} elements broadcast over the product's "
+                       f"columns (1, {n_cols} or {batch} x {n_cols} are lowered)")
+
     # dtypes relative to A's: one kernel serves the fp16 and the bf16 cases
     def rel(ops):
         return [Op(o.kind, o.operand, "A" if o.dtype == cube_dt else o.dtype) for o in ops]
@@ -321,15 +434,89 @@ def _analyse(task, case):
     return a, a_trans, b, b_trans, rel(prologue), rel(epilogue), vec_round
 
 
+def _out_of(o, buf) -> bool:
+    """Output o is buffer `buf` or a row slice of it (a tensor-list output of its groups' rows)."""
+    while o is not buf:
+        if not hasattr(o, "op") or _name(o) not in ("slice", "alias", "view", "clone", "contiguous", "copy_"):
+            return False
+        if _name(o) == "slice" and o.args[1] != 0:
+            return False
+        o = o.args[0]
+    return True
+
+
+def _prod(dims) -> int:
+    out = 1
+    for d in dims:
+        out *= int(d)
+    return out
+
+
 def _without_absent(ops: list[Op], absent: set) -> list[Op]:
-    return [o for o in ops if not (o.operand and o.operand[0] == "col" and o.operand[1] in absent)]
+    return [o for o in ops if not (o.operand and o.operand[0] in ("col", "row") and o.operand[1] in absent)]
 
 
 def _canon(ops: list[Op]) -> list[tuple]:
     """A chain as the cases compare it: rounding to A's dtype and computing in it or in fp32 are one
     thing when A is fp32 (the fp32 case of a golden has no casts where the fp16 case has them)."""
-    return [(o.kind, o.operand, "X" if o.dtype in ("A", "float32") else o.dtype) for o in ops
+    return [(o.kind, o.operand, "X" if o.dtype in ("A", "float32", "float64") else o.dtype) for o in ops
             if not (o.kind == "round" and o.dtype == "A")]
+
+
+def _group_rule(task, cases, b: int) -> tuple:
+    """The list attr that gives the grouped products' rows: (attr index, "ends") when it holds each
+    group's cumulative end row, (attr index, "counts") when it holds each group's row count."""
+    def fits(vals, groups, mode, n_groups):
+        if len(vals) != n_groups:
+            return False
+        start = 0
+        for gi, v in enumerate(vals):
+            end = int(v) if mode == "ends" else start + int(v)
+            if (gi in groups and groups[gi] != (start, end)) or (gi not in groups and end != start):
+                return False
+            start = end
+        return True
+
+    def n_groups(c):
+        return int(c.shapes[b][0])
+
+    for k, spec in enumerate(task.attrs):
+        for mode in ("ends", "counts"):
+            if all(groups is not None and isinstance(c.attrs.get(spec.name), (list, tuple)) and
+                   fits(c.attrs[spec.name], groups, mode, n_groups(c))
+                   for c, groups in cases):
+                return k, mode
+    raise Unsupported(f"{task.name}: the grouped products' rows follow no list attr (cumulative ends or counts)")
+
+
+def _bool_attr_rule(task, cases) -> tuple | None:
+    """(attr index, negated) of a bool attr that equals the per-case flag (or its negation)."""
+    for k, spec in enumerate(task.attrs):
+        vals = [c.attrs.get(spec.name, spec.default) for c, _ in cases]
+        if not all(isinstance(v, bool) for v in vals):
+            continue
+        for neg in (False, True):
+            if all(v != neg if flag else v == neg for v, (_, flag) in zip(vals, cases)):
+                return k, neg
+    return None
+
+
+def _variants(task, groups) -> list[tuple]:
+    """The epilogue variants of `groups` told apart by one input's dtype (a compile-time choice in the
+    kernel): [(input, dtypes, chain)], the last one also serving cases without that input."""
+    for i, spec in enumerate(task.inputs):
+        sets = [{c.dtypes[i] for c in g[2] if c.shapes[i] is not None} for g in groups]
+        if not all(sets) or any(sets[x] & sets[y] for x in range(len(sets)) for y in range(x + 1, len(sets))):
+            continue
+        default = spec.dtypes[0] if spec.dtypes else None     # an absent input's dtype macro
+        picked = next((k for k, st in enumerate(sets) if default in st), len(groups) - 1)
+        ok = all(_canon(_without_absent(g[1], {i})) == _canon(_without_absent(groups[picked][1], {i}))
+                 for g in groups for c in g[2] if c.shapes[i] is None)
+        if ok:
+            chains = [(i, sorted(st), g[1]) for st, g in zip(sets, groups)]
+            return chains[:picked] + chains[picked + 1:] + [chains[picked]]
+    raise Unsupported(f"{task.name}: cases {', '.join(str(g[0].id) for g in groups)} have different epilogues "
+                      "and no input's dtype tells them apart")
 
 
 def plan_cube(task):
@@ -357,21 +544,38 @@ def plan_cube(task):
         found.append((case, r))
     if not found:
         raise Unsupported(f"{task.name}: {next(iter(unserved.values()))}")
-    # the case with every input: the master chains; the others drop the ops of their absent inputs
-    full = max(found, key=lambda cr: (sum(s is not None for s in cr[0].shapes), cr[0].dtypes[cr[1][0]] != "float32"))
-    a, a_trans, b, b_trans, prologue, epilogue, vec_round = full[1]
-    for case, r in found:
+    # the case with every input: the master chains; the others drop the ops of their absent inputs.
+    # Cases whose epilogue differs (a golden branching on an input's dtype) form variants.
+    order = sorted(found, key=lambda cr: (-sum(s is not None for s in cr[0].shapes), cr[0].dtypes[cr[1][0]] == "float32"))
+    full = order[0]
+    a, a_trans, b, b_trans, prologue, epilogue, vec_round, _ = full[1]
+    group_rule = _group_rule(task, [(c, r[7]) for c, r in found], b) if any(r[7] is not None for _, r in found) else None
+    trans_rule = None
+    if len({r[3] for _, r in found}) > 1:                 # B transposed in some cases: by a bool attr
+        trans_rule = _bool_attr_rule(task, [(c, r[3]) for c, r in found])
+        if trans_rule is None:
+            raise Unsupported(f"{task.name}: B is transposed in some cases and no bool attr says which")
+        order = [(c, r[:3] + (b_trans,) + r[4:]) for c, r in order]
+    groups: list[tuple] = []          # (master case, its epilogue, [cases])
+    for case, r in order:
         absent = {i for i, s in enumerate(case.shapes) if s is None}
-        if r[:4] != (a, a_trans, b, b_trans) or _canon(r[4]) != _canon(_without_absent(prologue, absent)) or \
-                _canon(r[5]) != _canon(_without_absent(epilogue, absent)):
+        if r[:4] != (a, a_trans, b, b_trans) or _canon(r[4]) != _canon(_without_absent(prologue, absent)):
             raise Unsupported(f"{task.name}: case {case.id} lowers to a different product or chain than case "
                               f"{full[0].id}")
         vec_round.update(r[6])
-    for op in prologue + epilogue:
-        if op.operand and op.operand[0] == "col" and not task.inputs[op.operand[1]].optional and \
+        g = next((g for g in groups if _canon(r[5]) == _canon(_without_absent(g[1], absent))), None)
+        if g is None:
+            groups.append((case, r[5], [case]))
+        else:
+            g[2].append(case)
+    variants = _variants(task, groups) if len(groups) > 1 else []
+    for op in prologue + [o for v in variants for o in v[2]] + epilogue:
+        if op.operand and op.operand[0] in ("col", "row") and not task.inputs[op.operand[1]].optional and \
                 any(c.shapes[op.operand[1]] is None for c in task.cases):
             raise Unsupported(f"{task.name}: input {task.inputs[op.operand[1]].name} is absent in a case")
     plan = CubePlan(task, "matmul", a, a_trans, b, b_trans, prologue, epilogue, vec_round, unserved)
+    plan.variants = variants
+    plan.group_rule, plan.trans_rule = group_rule, trans_rule
     plan.served_dtypes = sorted({c.dtypes[a] for c, _ in found})
     plan.notes.append(f"matmul: A = {task.inputs[a].name}{'^T' if a_trans else ''}, "
                       f"B = {'prologue(' if prologue else ''}{task.inputs[b].name}{')' if prologue else ''}"
@@ -389,8 +593,8 @@ def _op_code(op: Op, row: str, vec: str, n: str, tmp: str) -> str:
         return f"RoundTo<{_cpp(op.dtype)}>({row}, {tmp}, {n});"
     if k == "relu":
         return f"Relu({row}, {row}, {n});"
-    if src == "scalar":
-        v = f"{float(val)!r}f".replace("inff", "INFINITY")
+    if src in ("scalar", "row"):
+        v = vec if src == "row" else f"{float(val)!r}f".replace("inff", "INFINITY")
         return {"add": f"Adds({row}, {row}, {v}, {n});", "sub": f"Adds({row}, {row}, -{v}, {n});",
                 "mul": f"Muls({row}, {row}, {v}, {n});", "div": f"Muls({row}, {row}, 1.0f / {v}, {n});",
                 "rsub": f"Muls({row}, {row}, -1.0f, {n}); Adds({row}, {row}, {v}, {n});"}[k]
@@ -399,7 +603,7 @@ def _op_code(op: Op, row: str, vec: str, n: str, tmp: str) -> str:
             "rsub": f"Sub({row}, {vec}, {row}, {n});"}[k]
 
 
-_GE = {"float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "float32": "DT_FLOAT"}
+_GE = {"float16": "DT_FLOAT16", "bfloat16": "DT_BF16", "float32": "DT_FLOAT", "int8": "DT_INT8"}
 
 
 def _cpp(dt: str) -> str:
@@ -411,9 +615,10 @@ def _chain(plan: CubePlan, ops: list[Op], row: str, n: str, indent: str, rep: st
 
     lines = []
     for op in ops:
-        if op.operand and op.operand[0] == "col":
+        if op.operand and op.operand[0] in ("col", "row"):
             i = op.operand[1]
-            code = _op_code(op, row, f"{rep}{_ident(plan.task.inputs[i].name)}", n, "roundTmp")
+            pre = "rv_" if op.operand[0] == "row" else rep
+            code = _op_code(op, row, f"{pre}{_ident(plan.task.inputs[i].name)}", n, "roundTmp")
             if plan.task.inputs[i].optional:
                 lines.append(f"{indent}if (t_.present[{i}]) {{ {code} }}")
             else:
@@ -429,27 +634,92 @@ def _chain(plan: CubePlan, ops: list[Op], row: str, n: str, indent: str, rep: st
     return "\n".join(lines)
 
 
-def _vectors(plan: CubePlan, ops: list[Op]) -> list[int]:
+def _vectors(plan: CubePlan, ops: list[Op], where: str = "col") -> list[int]:
     seen: list[int] = []
     for op in ops:
-        if op.operand and op.operand[0] == "col" and op.operand[1] not in seen:
+        if op.operand and op.operand[0] == where and op.operand[1] not in seen:
             seen.append(op.operand[1])
     return seen
 
 
-def _vector_loads(plan: CubePlan, vecs: list[int], col0: str, n: str, indent: str) -> str:
+def _vector_loads(plan: CubePlan, vecs: list[int], col0: str, n: str, indent: str, batched: bool = False) -> str:
     from copilot.lowering.source import _ident
 
     out = []
     for i in vecs:
         nm = _ident(plan.task.inputs[i].name)
-        load = (f"LoadVector<DT_{nm.upper()}_T>(vec_{nm}, {nm}Gm_[{col0}], {n}, vecRaw, roundTmp"
-                f"{', true' if plan.vec_round.get(i) else ', false'});")
+        off = f"(t_.vlen[{i}] > t_.n ? static_cast<uint64_t>(bi) * t_.n : 0) + {col0}" if batched else col0
+        load = f"LoadVector<DT_{nm.upper()}_T>(vec_{nm}, {nm}Gm_, {off}, {n}, t_.vlen[{i}], vecRaw, roundTmp);"
         if plan.task.inputs[i].optional:
             out.append(f"{indent}if (t_.present[{i}]) {{ {load} }}")
         else:
             out.append(f"{indent}{load}")
     return "\n".join(out)
+
+
+def _row_values(plan: CubePlan, rows: list[int], indent: str) -> str:
+    """The per-row scalars of the row vectors ([..., M, 1]) for row r of the tile."""
+    from copilot.lowering.source import _ident
+
+    out = []
+    for i in rows:
+        nm = _ident(plan.task.inputs[i].name)
+        val = f"static_cast<float>({nm}Gm_.GetValue((rowBase + r) % t_.vlen[{i}]))"
+        if plan.task.inputs[i].optional:
+            val = f"t_.present[{i}] ? {val} : 0.0f"
+        out.append(f"{indent}const float rv_{nm} = {val};")
+    return "\n".join(out)
+
+
+def _epilogue_code(plan: CubePlan, indent: str) -> str:
+    """The epilogue chain, or its variants chosen at compile time by an input's dtype macro."""
+    from copilot.dtypes import dtype as lookup_dtype
+    from copilot.lowering.source import _macro_of
+
+    if not plan.variants:
+        return _chain(plan, plan.epilogue, "row", "nt", indent)
+    out = []
+    for k, (i, dtypes, chain) in enumerate(plan.variants):
+        body = _chain(plan, chain, "row", "nt", indent + "    ")
+        if k == len(plan.variants) - 1:
+            out.append(f"{indent}{'} else {' if k else '{'}\n{body}")
+            continue
+        cond = _variant_cond(plan, k)
+        out.append(f"{indent}{'} else ' if k else ''}if constexpr ({cond}) {{\n{body}")
+    return "\n".join(out) + f"\n{indent}}}"
+
+
+def _variant_cond(plan: CubePlan, k: int, host: bool = False) -> str:
+    """The condition that selects variant k (the last one: none of the others): at compile time on the
+    device (the dtype macros), at run time on the host (an absent input: the last variant)."""
+    from copilot.dtypes import dtype as lookup_dtype
+    from copilot.lowering.source import _macro_of
+
+    if k == len(plan.variants) - 1:
+        return "!(" + " || ".join(_variant_cond(plan, j, host) for j in range(k)) + ")"
+    i, dtypes, _ = plan.variants[k]
+    if host:
+        return (f"(t->present[{i}] && (" + " || ".join(
+            f"context->GetOptionalInputDesc({i})->GetDataType() == ge::{lookup_dtype(d).ge}" for d in dtypes) + "))")
+    return "(" + " || ".join(f"std::is_same<{_macro_of(plan.task.inputs[i].name)}, {lookup_dtype(d).cpp}>::value"
+                             for d in dtypes) + ")"
+
+
+def _refused_inputs(plan: CubePlan, unused: list[int]) -> str:
+    """The tiling's refusal: an optional input present that the chosen chain has no op for (no public
+    case shows where the golden applies it)."""
+    terms = [f"t->present[{i}]" for i in unused]
+    for k, (_, _, chain) in enumerate(plan.variants):
+        mine = {o.operand[1] for o in chain if o.operand and o.operand[0] in ("col", "row")}
+        others = {o.operand[1] for v in plan.variants for o in v[2] if o.operand and o.operand[0] in ("col", "row")}
+        missing = sorted(others - mine)
+        if missing:
+            terms.append(f"({_variant_cond(plan, k, host=True)} && ({' || '.join(f't->present[{i}]' for i in missing)}))")
+    return " || ".join(terms) or "false"
+
+
+def _epilogue_ops(plan: CubePlan) -> list[Op]:
+    return [o for v in plan.variants for o in v[2]] if plan.variants else plan.epilogue
 
 
 def render(plan: CubePlan, knobs: dict) -> str:
@@ -461,14 +731,16 @@ def render(plan: CubePlan, knobs: dict) -> str:
     cls = camel(t.name)
     ins = t.inputs
     an, bn, yn = _ident(ins[plan.a].name), _ident(ins[plan.b].name), _ident(t.outputs[0].name)
-    pro_vecs, epi_vecs = _vectors(plan, plan.prologue), _vectors(plan, plan.epilogue)
-    vec_types = "\n".join(f"using DT_{_ident(ins[i].name).upper()}_T = {_macro_of(ins[i].name)};"
-                          for i in dict.fromkeys(pro_vecs + epi_vecs))
+    epi_ops = _epilogue_ops(plan)
+    pro_vecs, epi_vecs, row_vecs = _vectors(plan, plan.prologue), _vectors(plan, epi_ops), _vectors(plan, epi_ops, "row")
+    bound = list(dict.fromkeys(pro_vecs + epi_vecs + row_vecs))
+    vec_types = "\n".join(f"using DT_{_ident(ins[i].name).upper()}_T = {_macro_of(ins[i].name)};" for i in bound)
     vec_members = "\n".join(f"    GlobalTensor<DT_{_ident(ins[i].name).upper()}_T> {_ident(ins[i].name)}Gm_;"
-                            for i in dict.fromkeys(pro_vecs + epi_vecs))
+                            for i in bound)
     vec_bind = "\n".join(f"        {_ident(ins[i].name)}Gm_.SetGlobalBuffer(reinterpret_cast<__gm__ "
-                         f"DT_{_ident(ins[i].name).upper()}_T*>(args[{i}]));"
-                         for i in dict.fromkeys(pro_vecs + epi_vecs))
+                         f"DT_{_ident(ins[i].name).upper()}_T*>(args[{i}]));" for i in bound)
+    used = {plan.a, plan.b, *bound}
+    unused = [i for i, spec in enumerate(ins) if i not in used and spec.optional]
     pro_decl = "\n".join(f"        LocalTensor<float> vec_{_ident(ins[i].name)} = vecBuf_.Get<float>()[{k} * VEC_CAP];\n"
                          f"        LocalTensor<float> rep_{_ident(ins[i].name)} = "
                          f"repBuf_.Get<float>()[{k} * rowsMax * pitch];"
@@ -476,8 +748,10 @@ def render(plan: CubePlan, knobs: dict) -> str:
     epi_decl = "\n".join(f"        LocalTensor<float> vec_{_ident(ins[i].name)} = vecBuf_.Get<float>()[{k} * VEC_CAP];"
                          for k, i in enumerate(epi_vecs))
     n_vec = max(len(pro_vecs), len(epi_vecs), 1)
-    present = "\n".join(f"    t->present[{i}] = context->GetOptionalInputShape({i}) == nullptr ? 0 : 1;"
-                        for i in range(len(ins)))
+    present = "\n".join(
+        f"    t->present[{i}] = context->GetOptionalInputShape({i}) == nullptr ? 0 : 1;\n"
+        f"    t->vlen[{i}] = t->present[{i}] ? static_cast<uint32_t>(context->GetOptionalInputShape({i})"
+        f"->GetStorageShape().GetShapeSize()) : 0;" for i in range(len(ins)))
     text = _KERNEL + "\n" + _TILING
     subs = {
         "@OP@": t.op_name, "@NAME@": t.name, "@T@": f"{cls}TilingData", "@K@": f"Kernel{cls}",
@@ -485,6 +759,12 @@ def render(plan: CubePlan, knobs: dict) -> str:
         "@YT@": _macro_of(t.outputs[0].name), "@AI@": str(plan.a), "@BI@": str(plan.b),
         "@ATRANS@": "true" if plan.a_trans else "false", "@BTRANS@": "true" if plan.b_trans else "false",
         "@PROLOGUE@": "true" if plan.prologue else "false",
+        "@BTRANS_TYPE@": "true" if plan.b_trans or plan.trans_rule else "false",
+        "@TRANSB@": (f"(*attrs->GetBool({plan.trans_rule[0]}) != {'true' if plan.trans_rule[1] else 'false'})"
+                     if plan.trans_rule else ("true" if plan.b_trans else "false")),
+        "@GROUPED@": "true" if plan.group_rule else "false",
+        "@GROUPATTR@": str(plan.group_rule[0]) if plan.group_rule else "0",
+        "@GROUPCOUNTS@": "true" if plan.group_rule and plan.group_rule[1] == "counts" else "false",
         "@ARGS@": ", ".join(f"GM_ADDR {_ident(i.name)}" for i in ins),
         "@ARGLIST@": ", ".join(_ident(i.name) for i in ins), "@Y@": yn,
         "@VECTYPES@": vec_types, "@VECMEMBERS@": vec_members, "@VECBIND@": vec_bind, "@NVEC@": str(n_vec),
@@ -493,9 +773,11 @@ def render(plan: CubePlan, knobs: dict) -> str:
             f"            Replicate(rep_{_ident(ins[i].name)}, vec_{_ident(ins[i].name)}, cw, pitch, rowsMax);"
             for i in pro_vecs),
         "@PROVECS@": str(len(pro_vecs)),
-        "@EPILOADS@": _vector_loads(plan, epi_vecs, "n0_ + tn * baseN", "nt", "            "),
+        "@EPILOADS@": _vector_loads(plan, epi_vecs, "n0_ + tn * baseN", "nt", "            ", batched=True),
+        "@ROWVALS@": _row_values(plan, row_vecs, "                "),
+        "@UNUSED@": _refused_inputs(plan, unused),
         "@PROCHAIN@": _chain(plan, plan.prologue, "calc", "span", "                ", rep="rep_"),
-        "@EPICHAIN@": _chain(plan, plan.epilogue, "row", "nt", "                "),
+        "@EPICHAIN@": _epilogue_code(plan, "                "),
         "@PRESENT@": present, "@A@": an, "@B@": bn,
         "@DESC@": plan.notes[0] if plan.notes else "",
         "@DTGUARD@": " && ".join(f"dt != matmul_tiling::DataType::{_GE[d]}" for d in plan.served_dtypes) or "false",
@@ -526,6 +808,7 @@ constexpr uint32_t VEC_CAP = 2048;         // columns of a prologue chunk (and o
 constexpr uint32_t PRO_BYTES = 96 * 1024;  // UB for a prologue chunk's rows
 constexpr uint32_t ROUND_CAP = 16384;      // elements the rounding scratch holds
 constexpr uint32_t UB_BYTES = 192 * 1024 - 256;   // 910B's UB per AIV
+constexpr uint32_t GROUP_CAP = 256;        // groups of a grouped product
 
 constexpr uint32_t PRO_VECS = @PROVECS@;     // per-column vectors of the prologue
 
@@ -533,13 +816,19 @@ struct @T@ {
     AscendC::tiling::TCubeTiling cube;
     uint32_t m, n, k;
     uint32_t mDim;
+    uint32_t batch;                         // products (B's batch dims / groups; 1 for a 2-D B)
+    uint32_t grouped;                       // rows of product g: [rowStart[g], rowStart[g + 1]) (else g x m)
+    uint32_t transB;
+    uint32_t rowStart[GROUP_CAP + 1];
     uint32_t present[@NIN@];
+    uint32_t vlen[@NIN@];                   // elements of each input (broadcast vectors: 1, N, batch x N, rows)
 };
 REGISTER_TILING_DEFAULT(@T@);
 
 using namespace AscendC;
 
 using AT = @AT@;                            // the cube's dtype
+using CT = std::conditional<std::is_same<AT, int8_t>::value, int32_t, float>::type;   // L0C's dtype
 using BT = @BT@;                            // the right operand as stored
 using YT = @YT@;
 @VECTYPES@
@@ -564,6 +853,8 @@ __aicore__ inline void ToFloat(const LocalTensor<float>& dst, const LocalTensor<
 {
     if constexpr (std::is_same<S, float>::value) {
         Adds(dst, src, 0.0f, n);
+    } else if constexpr (std::is_same<S, int32_t>::value) {
+        Cast(dst, src, RoundMode::CAST_NONE, n);
     } else if constexpr (std::is_same<S, int8_t>::value) {
         Cast(tmp, src, RoundMode::CAST_NONE, n);
         Cast(dst, tmp, RoundMode::CAST_NONE, n);
@@ -582,16 +873,20 @@ __aicore__ inline void FromFloat(const LocalTensor<T>& dst, const LocalTensor<fl
     }
 }
 
-// n elements of a per-column vector from GM into a float row (rounded to its own dtype if the golden
-// casts it down first: already exact here since it is loaded in that dtype).
+// n elements of a per-column vector from GM (from element `off`) into a float row; a vector of one
+// element (len 1) is broadcast.
 template <typename V>
-__aicore__ inline void LoadVector(const LocalTensor<float>& dst, const GlobalTensor<V>& src, uint32_t n,
-                                  const LocalTensor<uint8_t>& raw, const LocalTensor<half>& tmp, bool)
+__aicore__ inline void LoadVector(const LocalTensor<float>& dst, const GlobalTensor<V>& src, uint64_t off, uint32_t n,
+                                  uint32_t len, const LocalTensor<uint8_t>& raw, const LocalTensor<half>& tmp)
 {
+    if (len == 1) {
+        Duplicate(dst, static_cast<float>(src.GetValue(0)), n);
+        return;
+    }
     LocalTensor<V> r = raw.ReinterpretCast<V>();
     DataCopyExtParams cp{1, static_cast<uint32_t>(n * sizeof(V)), 0, 0, 0};
     DataCopyPadExtParams<V> pad{false, 0, 0, 0};
-    DataCopyPad(r, src, cp, pad);
+    DataCopyPad(r, src[off], cp, pad);
     SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
     WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
     ToFloat(dst, r, tmp, n);
@@ -611,9 +906,9 @@ __aicore__ inline void Replicate(const LocalTensor<float>& dst, const LocalTenso
 class @K@ {
 public:
     using AType = MatmulType<TPosition::GM, CubeFormat::ND, AT, @ATRANS@>;
-    using BType = MatmulType<TPosition::GM, CubeFormat::ND, AT, @BTRANS@>;
-    using CType = MatmulType<TPosition::VECIN, CubeFormat::ND, float>;
-    using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+    using BType = MatmulType<TPosition::GM, CubeFormat::ND, AT, @BTRANS_TYPE@>;
+    using CType = MatmulType<TPosition::VECIN, CubeFormat::ND, CT>;
+    using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, CT>;
 
     __aicore__ inline void Run(GM_ADDR* args, GM_ADDR y, GM_ADDR workspace, const @T@& tiling)
     {
@@ -630,7 +925,6 @@ public:
         if (m0_ >= t_.m || n0_ >= t_.n) {
             return;
         }
-        tailM_ = t_.m - m0_ < static_cast<uint32_t>(ct.singleCoreM) ? t_.m - m0_ : ct.singleCoreM;
         tailN_ = t_.n - n0_ < static_cast<uint32_t>(ct.singleCoreN) ? t_.n - n0_ : ct.singleCoreN;
         aGm_.SetGlobalBuffer(reinterpret_cast<__gm__ AT*>(args[@AI@]));
         bGm_.SetGlobalBuffer(reinterpret_cast<__gm__ BT*>(args[@BI@]));
@@ -640,18 +934,32 @@ public:
         pipe_.InitBuffer(vecBuf_, @NVEC@ * VEC_CAP * sizeof(float));
         pipe_.InitBuffer(vecRawBuf_, VEC_CAP * sizeof(float));
         pipe_.InitBuffer(roundBuf_, ROUND_CAP * sizeof(half));
+        pipe_.InitBuffer(rowBuf_, BASE_N_MAX * sizeof(float));
         if constexpr (@PROLOGUE@) {
             Prologue(workspace);
         } else {
             mm_.SetOrgShape(t_.m, t_.n, t_.k, t_.k);
-            const uint64_t bOff = @BTRANS@ ? static_cast<uint64_t>(n0_) * t_.k : n0_;
             bSameGm_.SetGlobalBuffer(reinterpret_cast<__gm__ AT*>(bAddr_));
-            mm_.SetTensorB(bSameGm_[bOff], @BTRANS@);
         }
         const uint64_t aOff = @ATRANS@ ? m0_ : static_cast<uint64_t>(m0_) * t_.k;
-        mm_.SetTensorA(aGm_[aOff], @ATRANS@);
-        mm_.SetTail(tailM_, tailN_);
-        Tiles();
+        const uint64_t bOff = t_.transB ? static_cast<uint64_t>(n0_) * t_.k : n0_;
+        const uint64_t kn = static_cast<uint64_t>(t_.k) * t_.n;
+        // one product per batch / group (rows [start, end) of A and the output, B's bi-th slice),
+        // this core's block of each
+        for (uint32_t bi = 0; bi < t_.batch; ++bi) {
+            const uint32_t start = t_.grouped ? t_.rowStart[bi] : bi * t_.m;
+            const uint32_t rows = t_.grouped ? t_.rowStart[bi + 1] - start : t_.m;
+            if (m0_ >= rows) {
+                continue;
+            }
+            tailM_ = rows - m0_ < static_cast<uint32_t>(ct.singleCoreM) ? rows - m0_ : ct.singleCoreM;
+            if constexpr (!@PROLOGUE@) {
+                mm_.SetTensorB(bSameGm_[bi * kn + bOff], t_.transB != 0);
+            }
+            mm_.SetTensorA(aGm_[static_cast<uint64_t>(start) * t_.k + aOff], @ATRANS@);
+            mm_.SetTail(tailM_, tailN_);
+            Tiles(bi, start);
+        }
         mm_.End();
     }
 
@@ -718,39 +1026,55 @@ private:
     }
 
     // The block's C tiles (iterateOrder 0: M first), each through UB, the epilogue and out.
-    __aicore__ inline void Tiles()
+    __aicore__ inline void Tiles(uint32_t bi, uint32_t start)
     {
         const TCubeTiling& ct = t_.cube;
         const uint32_t baseM = ct.baseM, baseN = ct.baseN;
-        pipe_.InitBuffer(cQue_, 1, baseM * baseN * sizeof(float));
-        pipe_.InitBuffer(yQue_, 1, baseM * baseN * sizeof(YT));
+        if (!tileBufs_) {
+            pipe_.InitBuffer(cQue_, 1, baseM * baseN * sizeof(CT));
+            pipe_.InitBuffer(yQue_, 1, baseM * baseN * sizeof(YT));
+            tileBufs_ = true;
+        }
+        const uint64_t yBase = static_cast<uint64_t>(start) * t_.n;
         LocalTensor<uint8_t> vecRaw = vecRawBuf_.Get<uint8_t>();
         LocalTensor<half> roundTmp = roundBuf_.Get<half>();
 @EPIDECL@
         const uint32_t mIter = (tailM_ + baseM - 1) / baseM;
         uint32_t i = 0;
         while (mm_.Iterate()) {
-            LocalTensor<float> c = cQue_.AllocTensor<float>();
+            LocalTensor<CT> c = cQue_.AllocTensor<CT>();
             mm_.GetTensorC(c);
             cQue_.EnQue(c);
-            c = cQue_.DeQue<float>();
+            c = cQue_.DeQue<CT>();
+            LocalTensor<float> cf = c.template ReinterpretCast<float>();
             const uint32_t tm = i % mIter, tn = i / mIter;
             const uint32_t mt = tailM_ - tm * baseM < baseM ? tailM_ - tm * baseM : baseM;
             const uint32_t nt = tailN_ - tn * baseN < baseN ? tailN_ - tn * baseN : baseN;
 @EPILOADS@
-            for (uint32_t r = 0; r < mt; ++r) {
-                LocalTensor<float> row = c[r * baseN];
-@EPICHAIN@
-            }
+            const uint64_t rowBase = static_cast<uint64_t>(start) + m0_ + tm * baseM;
             LocalTensor<YT> yt = yQue_.AllocTensor<YT>();
-            FromFloat(yt, c, mt * baseN);
+            for (uint32_t r = 0; r < mt; ++r) {
+                // an int32 C row is widened into a float row (fp32 C: in place)
+                LocalTensor<float> row = std::is_same<CT, float>::value ? cf[r * baseN] : rowBuf_.Get<float>();
+                if constexpr (!std::is_same<CT, float>::value) {
+                    Cast(row, c[r * baseN], RoundMode::CAST_NONE, nt);
+                }
+@ROWVALS@
+@EPICHAIN@
+                if constexpr (!std::is_same<CT, float>::value) {
+                    FromFloat(yt[r * baseN], row, nt);
+                }
+            }
+            if constexpr (std::is_same<CT, float>::value) {
+                FromFloat(yt, cf, mt * baseN);
+            }
             cQue_.FreeTensor(c);
             yQue_.EnQue(yt);
             yt = yQue_.DeQue<YT>();
             DataCopyExtParams cpOut{static_cast<uint16_t>(mt), static_cast<uint32_t>(nt * sizeof(YT)),
                                     static_cast<uint32_t>((baseN * sizeof(YT) - CeilTo(nt * sizeof(YT), 32)) / 32),
                                     static_cast<uint32_t>((t_.n - nt) * sizeof(YT)), 0};
-            DataCopyPad(yGm_[static_cast<uint64_t>(m0_ + tm * baseM) * t_.n + n0_ + tn * baseN], yt, cpOut);
+            DataCopyPad(yGm_[yBase + static_cast<uint64_t>(m0_ + tm * baseM) * t_.n + n0_ + tn * baseN], yt, cpOut);
             yQue_.FreeTensor(yt);
             ++i;
         }
@@ -760,7 +1084,7 @@ private:
     Matmul<AType, BType, CType, BiasType> mm_;
     TQue<TPosition::VECIN, 1> inQ_, cQue_;
     TQue<TPosition::VECOUT, 1> outQ_, yQue_;
-    TBuf<TPosition::VECCALC> calcBuf_, vecBuf_, vecRawBuf_, roundBuf_, repBuf_;
+    TBuf<TPosition::VECCALC> calcBuf_, vecBuf_, vecRawBuf_, roundBuf_, repBuf_, rowBuf_;
     GlobalTensor<AT> aGm_, wsGm_, bSameGm_;
     GM_ADDR bAddr_ = nullptr;
     GlobalTensor<BT> bGm_;
@@ -768,6 +1092,7 @@ private:
 @VECMEMBERS@
     @T@ t_;
     uint32_t m0_ = 0, n0_ = 0, tailM_ = 0, tailN_ = 0;
+    bool tileBufs_ = false;
 };
 
 extern "C" __global__ __aicore__ void @NAME@_custom(@ARGS@, GM_ADDR @Y@, GM_ADDR workspace, GM_ADDR tiling)
@@ -784,25 +1109,70 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
 {
     const gert::Shape& sa = context->GetInputShape(@AI@)->GetStorageShape();
     const gert::Shape& sb = context->GetInputShape(@BI@)->GetStorageShape();
-    const size_t ra = sa.GetDimNum();
-    if (ra < 2 || sb.GetDimNum() != 2) {
+    const size_t ra = sa.GetDimNum(), rb = sb.GetDimNum();
+    if (ra < 2 || rb < 2) {
         return ge::GRAPH_FAILED;
     }
-    uint64_t m = 1;
+    uint64_t m = 1, batch = 1;
     for (size_t i = 0; i + 1 < ra; ++i) {
         m *= sa.GetDim(i);
+    }
+    for (size_t i = 0; i + 2 < rb; ++i) {
+        batch *= sb.GetDim(i);
+    }
+    const gert::RuntimeAttrs* attrs = context->GetAttrs();
+    (void)attrs;
+    @T@* t = context->GetTilingData<@T@>();
+    const bool transB = @TRANSB@;
+    t->transB = transB ? 1 : 0;
+    t->grouped = @GROUPED@ ? 1 : 0;
+    if (@GROUPED@) {                  // a grouped product: A's rows split over B's groups by a list attr
+        const gert::TypedContinuousVector<int64_t>* groupList = attrs->GetListInt(@GROUPATTR@);
+        if (groupList == nullptr || rb != 3 || ra != 2 || @PROLOGUE@ || @ATRANS@ ||
+            groupList->GetSize() != static_cast<size_t>(batch) ||
+            batch > GROUP_CAP) {
+            return ge::GRAPH_FAILED;
+        }
+        uint64_t at = 0, widest = 0;
+        t->rowStart[0] = 0;
+        for (size_t g = 0; g < groupList->GetSize(); ++g) {
+            const int64_t v = groupList->GetData()[g];
+            const uint64_t end = @GROUPCOUNTS@ ? at + static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+            if (v < 0 || end < at || end > m) {
+                return ge::GRAPH_FAILED;
+            }
+            widest = end - at > widest ? end - at : widest;
+            t->rowStart[g + 1] = static_cast<uint32_t>(end);
+            at = end;
+        }
+        if (at != m) {
+            return ge::GRAPH_FAILED;
+        }
+        m = widest > 0 ? widest : 1;  // the tiling of the widest group; narrower ones use fewer cores
+    } else if (rb > 2) {              // a batched B: A carries the same batch dims, one product each
+        uint64_t ab = 1;
+        for (size_t i = 0; i + 2 < ra; ++i) {
+            ab *= sa.GetDim(i);
+        }
+        if (ra != rb || ab != batch || @ATRANS@ || @PROLOGUE@) {
+            return ge::GRAPH_FAILED;
+        }
+        m = sa.GetDim(ra - 2);
     }
     uint64_t k = sa.GetDim(ra - 1);
     if (@ATRANS@) {
         m = sa.GetDim(1);
         k = sa.GetDim(0);
     }
-    const uint64_t n = @BTRANS@ ? sb.GetDim(0) : sb.GetDim(1);
-    @T@* t = context->GetTilingData<@T@>();
+    const uint64_t n = transB ? sb.GetDim(rb - 2) : sb.GetDim(rb - 1);
     t->m = static_cast<uint32_t>(m);
     t->n = static_cast<uint32_t>(n);
     t->k = static_cast<uint32_t>(k);
+    t->batch = static_cast<uint32_t>(batch);
 @PRESENT@
+    if (@UNUSED@) {
+        return ge::GRAPH_FAILED;      // an optional input no public case gives: its op is not lowered
+    }
     auto plat = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
     const auto dt = static_cast<matmul_tiling::DataType>(context->GetInputDesc(@AI@)->GetDataType());
     if (@DTGUARD@) {
@@ -811,8 +1181,9 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     matmul_tiling::MultiCoreMatmulTiling mt(plat);
     mt.SetDim(plat.GetCoreNumAiv());
     mt.SetAType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, dt, @ATRANS@);
-    mt.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, dt, @BTRANS@);
-    mt.SetCType(matmul_tiling::TPosition::VECIN, matmul_tiling::CubeFormat::ND, matmul_tiling::DataType::DT_FLOAT);
+    mt.SetBType(matmul_tiling::TPosition::GM, matmul_tiling::CubeFormat::ND, dt, transB);
+    mt.SetCType(matmul_tiling::TPosition::VECIN, matmul_tiling::CubeFormat::ND,
+                dt == matmul_tiling::DataType::DT_INT8 ? matmul_tiling::DataType::DT_INT32 : matmul_tiling::DataType::DT_FLOAT);
     mt.SetShape(static_cast<int32_t>(m), static_cast<int32_t>(n), static_cast<int32_t>(k));
     mt.SetOrgShape(static_cast<int32_t>(m), static_cast<int32_t>(n), static_cast<int32_t>(k));
     mt.SetBias(false);
