@@ -22,7 +22,8 @@ _CAST = re.compile(r"\bCast\s*[<(]")
 # a queue initialised two deep, or a buffer-count constant/tiling field set to 2
 # two buffers per queue: InitBuffer's count (a TQue's depth template argument is how many tiles
 # may be queued at once, e.g. a copy issued ahead, not how many buffers the queue owns)
-_DEPTH_TWO = re.compile(r"\bInitBuffer\s*\(\s*\w+\s*,\s*2\s*,|\bbuffer_?num\s*=\s*2\b", re.I)
+# a queue of depth two, or a buffer-count constant of 2 (the lowering's `KNOB_BUFFER_NUM = 2`)
+_DEPTH_TWO = re.compile(r"\bInitBuffer\s*\(\s*\w+\s*,\s*2\s*,|(?:\b|_)buffer_?num\s*=\s*2\b", re.I)
 
 
 def _computes_in_float(task: Task, parent: Candidate) -> str | None:
