@@ -99,3 +99,11 @@ def test_every_case_of_each_sort_fixture_passes_the_emulator(name, tmp_path):
     diags = [(x.id, x.line, x.message[:200]) for x in report.diagnostics if x.severity == "error"]
     assert report.compiled and report.correct, (diags, failed)
     assert len(report.cases) == len(select_cases(task, "all"))
+
+
+def test_public_unique_exits_naming_its_data_dependent_length():
+    d = CANNBENCH / "level3" / "unique"
+    if not (d / "proto.yaml").is_file():
+        pytest.skip(f"CANN-Bench unique not found at {d}")
+    ok, why = supports(load_task(str(d)))
+    assert not ok and "aten._unique2" in why and "distinct values" in why

@@ -86,7 +86,11 @@ def plan_topk(task):
         return None
     try:
         first = _select_of(trace(task, task.cases[0]))
-    except Unsupported:
+    except Unsupported as exc:
+        if "_unique2" in str(exc) or "unique_dim" in str(exc):
+            raise Unsupported(f"{task.name}: aten._unique2 (torch.unique): the output's length is the number of "
+                              "distinct values, known only after the data is sorted; the selection pattern "
+                              "has fixed output shapes") from None
         return None
     if first is None:
         return None
@@ -185,6 +189,9 @@ struct @T@ {
     uint32_t candCap;                   // candidate slots per lane (chunked lanes)
     uint32_t tmpBytes;                  // TopK's temporary space, later the int64 indices' staging
     uint64_t blocksPerOuter;            // lane blocks per outer position
+    uint64_t blocks;                    // lane blocks
+    uint32_t segments;                  // > 1: a block's chunks split into segments over the cores
+    uint32_t segChunks;                 // chunks per segment
     uint64_t formerNum;                 // cores taking formerUnits blocks; the rest take tailUnits
     uint64_t formerUnits;
     uint64_t tailUnits;
@@ -199,9 +206,14 @@ using Elem = @XT@;
 
 class @K@ {
 public:
-    __aicore__ inline void Init(GM_ADDR xAddr, GM_ADDR valuesAddr, GM_ADDR indicesAddr, const @T@& tiling)
+    __aicore__ inline void Init(GM_ADDR xAddr, GM_ADDR valuesAddr, GM_ADDR indicesAddr, GM_ADDR workspace,
+                                const @T@& tiling)
     {
         td_ = tiling;
+        if (td_.segments > 1) {
+            candGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(GetUserWorkspace(workspace)),
+                                    td_.blocks * td_.segments * td_.lanes * td_.kPitch * 2);
+        }
         const uint64_t lanesTotal = td_.outer * td_.inner;
         xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Elem*>(xAddr), lanesTotal * td_.axisLen);
         valuesGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Elem*>(valuesAddr), lanesTotal * td_.k);
@@ -242,8 +254,30 @@ public:
 
     __aicore__ inline void Process()
     {
+        if (td_.segments <= 1) {
+            for (uint64_t u = 0; u < unitCount_; ++u) {
+                Locate(unitStart_ + u);
+                SelectChunks(0, td_.chunks);
+                WriteOut();
+            }
+            return;
+        }
+        // few lane blocks, long lanes: a unit is (block, segment of chunks); every unit's kPitch
+        // best per lane go to the workspace, then each block merges its segments' candidates
         for (uint64_t u = 0; u < unitCount_; ++u) {
-            LaneBlock(unitStart_ + u);
+            const uint64_t unit = unitStart_ + u;
+            const uint32_t seg = static_cast<uint32_t>(unit % td_.segments);
+            const uint32_t c1 = (seg + 1) * td_.segChunks;
+            Locate(unit / td_.segments);
+            SelectChunks(seg * td_.segChunks, c1 < td_.chunks ? c1 : td_.chunks);
+            SaveCandidates(unit);
+        }
+        PipeBarrier<PIPE_ALL>();                               // the candidates are in GM before the barrier
+        SyncAll();
+        for (uint64_t block = GetBlockIdx(); block < td_.blocks; block += GetBlockNum()) {
+            Locate(block);
+            MergeSegments(block);
+            WriteOut();
         }
     }
 
@@ -291,37 +325,40 @@ private:
         }
     }
 
-    // One block of lanes: every chunk's k best, merged through the candidate rows when the lane
-    // takes more than one chunk, then written out.
-    __aicore__ inline void LaneBlock(uint64_t unit)
+    // Block `block` of lanes: its GM offsets and how many lanes it has.
+    __aicore__ inline void Locate(uint64_t block)
     {
-        uint64_t xOff = 0;
-        uint64_t yOff = 0;
-        uint32_t lanes = td_.lanes;
+        lanes_ = td_.lanes;
         if (columns_) {
-            const uint64_t o = unit / td_.blocksPerOuter;
-            const uint64_t c0 = (unit % td_.blocksPerOuter) * td_.lanes;
-            lanes = static_cast<uint32_t>(td_.inner - c0 < td_.lanes ? td_.inner - c0 : td_.lanes);
-            xOff = o * td_.axisLen * td_.inner + c0;
-            yOff = o * td_.k * td_.inner + c0;
+            const uint64_t o = block / td_.blocksPerOuter;
+            const uint64_t c0 = (block % td_.blocksPerOuter) * td_.lanes;
+            lanes_ = static_cast<uint32_t>(td_.inner - c0 < td_.lanes ? td_.inner - c0 : td_.lanes);
+            xOff_ = o * td_.axisLen * td_.inner + c0;
+            yOff_ = o * td_.k * td_.inner + c0;
         } else {
-            const uint64_t l0 = unit * td_.lanes;
-            lanes = static_cast<uint32_t>(td_.outer - l0 < td_.lanes ? td_.outer - l0 : td_.lanes);
-            xOff = l0 * td_.axisLen;
-            yOff = l0 * td_.k;
+            const uint64_t l0 = block * td_.lanes;
+            lanes_ = static_cast<uint32_t>(td_.outer - l0 < td_.lanes ? td_.outer - l0 : td_.lanes);
+            xOff_ = l0 * td_.axisLen;
+            yOff_ = l0 * td_.k;
         }
+    }
+
+    // Chunks [c0, c1) of the block's lanes: one chunk and one call gives the k best; chunked
+    // lanes keep kPitch candidates per chunk, reduced when the candidate rows fill, and merged
+    // last into the result rows.
+    __aicore__ inline void SelectChunks(uint32_t c0, uint32_t c1)
+    {
         const bool chunked = td_.chunks > 1;
-        uint32_t filled = 0;                                   // candidate slots in use per lane
         SyncPipes<HardEvent::MTE3_MTE2>();                     // the previous block's results are out
         SyncPipes<HardEvent::MTE3_V>();
         if (chunked) {
             Duplicate(candValBuf_.Get<float>(), pad_, static_cast<int32_t>(td_.lanes * td_.candCap));
         }
-        for (uint32_t c = 0; c < td_.chunks; ++c) {
+        filled_ = 0;
+        for (uint32_t c = c0; c < c1; ++c) {
             const uint32_t len = c + 1 == td_.chunks ? td_.tailLen : td_.chunkLen;
             const uint64_t at = static_cast<uint64_t>(c) * td_.chunkLen;
-            LoadScores(xOff + at * (columns_ ? td_.inner : 1), lanes, len);
-            // one lane: k; a chunked lane keeps kPitch candidates per chunk (chunks hold >= 2 kPitch)
+            LoadScores(xOff_ + at * (columns_ ? td_.inner : 1), lanes_, len);
             const uint32_t want = chunked ? td_.kPitch : td_.k;
             const uint32_t wantPitch = (want + 7) / 8 * 8;
             LocalTensor<float> val = chunkValBuf_.Get<float>();
@@ -337,31 +374,69 @@ private:
             if (!chunked) {
                 Repitch(outValBuf_.Get<float>(), val, td_.lanes, wantPitch, td_.outPitch);
                 Repitch(outIdxBuf_.Get<float>(), idx.ReinterpretCast<float>(), td_.lanes, wantPitch, td_.outPitch);
-                break;
+                return;
             }
             Adds(idx, idx, static_cast<int32_t>(at), static_cast<int32_t>(td_.lanes * wantPitch));   // lane positions
-            if (filled + wantPitch > td_.candCap) {
-                for (uint32_t l = 0; l < lanes; ++l) {
-                    MergeLane(l, candValBuf_.Get<float>()[l * td_.candCap], candIdxBuf_.Get<int32_t>()[l * td_.candCap],
-                              true);
-                }
-                filled = td_.kPitch;
-            }
+            MakeRoom();
             DataCopyParams join(static_cast<uint16_t>(td_.lanes), static_cast<uint16_t>(wantPitch / 8),
                                 0, static_cast<uint16_t>((td_.candCap - wantPitch) / 8));
             PipeBarrier<PIPE_V>();
-            DataCopy(candValBuf_.Get<float>()[filled], val, join);
-            DataCopy(candIdxBuf_.Get<int32_t>()[filled], idx, join);
+            DataCopy(candValBuf_.Get<float>()[filled_], val, join);
+            DataCopy(candIdxBuf_.Get<int32_t>()[filled_], idx, join);
             PipeBarrier<PIPE_V>();
-            filled += wantPitch;
+            filled_ += wantPitch;
         }
-        if (chunked) {
-            for (uint32_t l = 0; l < lanes; ++l) {
-                MergeLane(l, outValBuf_.Get<float>()[l * td_.outPitch], outIdxBuf_.Get<int32_t>()[l * td_.outPitch],
-                          false);
-            }
+        MergeIntoResults();
+    }
+
+    // Before kPitch more candidates join: full rows are reduced to their kPitch best.
+    __aicore__ inline void MakeRoom()
+    {
+        if (filled_ + td_.kPitch <= td_.candCap) {
+            return;
         }
-        WriteOut(yOff, lanes);
+        for (uint32_t l = 0; l < lanes_; ++l) {
+            MergeLane(l, candValBuf_.Get<float>()[l * td_.candCap], candIdxBuf_.Get<int32_t>()[l * td_.candCap], true);
+        }
+        filled_ = td_.kPitch;
+    }
+
+    __aicore__ inline void MergeIntoResults()
+    {
+        for (uint32_t l = 0; l < lanes_; ++l) {
+            MergeLane(l, outValBuf_.Get<float>()[l * td_.outPitch], outIdxBuf_.Get<int32_t>()[l * td_.outPitch], false);
+        }
+    }
+
+    // A unit's kPitch best per lane (result rows) to its workspace slot: scores, then positions.
+    __aicore__ inline void SaveCandidates(uint64_t unit)
+    {
+        const uint64_t slot = unit * td_.lanes * td_.kPitch * 2;
+        DataCopyParams save(static_cast<uint16_t>(td_.lanes), static_cast<uint16_t>(td_.kPitch / 8),
+                            static_cast<uint16_t>((td_.outPitch - td_.kPitch) / 8), 0);
+        SyncPipes<HardEvent::V_MTE3>();
+        DataCopy(candGm_[slot], outValBuf_.Get<float>(), save);
+        DataCopy(candGm_[slot + td_.lanes * td_.kPitch], outIdxBuf_.Get<float>(), save);
+    }
+
+    // Every segment's candidates of block `block` from the workspace through the candidate rows.
+    __aicore__ inline void MergeSegments(uint64_t block)
+    {
+        SyncPipes<HardEvent::MTE3_V>();
+        Duplicate(candValBuf_.Get<float>(), pad_, static_cast<int32_t>(td_.lanes * td_.candCap));
+        filled_ = 0;
+        DataCopyParams join(static_cast<uint16_t>(td_.lanes), static_cast<uint16_t>(td_.kPitch / 8), 0,
+                            static_cast<uint16_t>((td_.candCap - td_.kPitch) / 8));
+        for (uint32_t s = 0; s < td_.segments; ++s) {
+            const uint64_t slot = (block * td_.segments + s) * td_.lanes * td_.kPitch * 2;
+            MakeRoom();
+            SyncPipes<HardEvent::V_MTE2>();
+            DataCopy(candValBuf_.Get<float>()[filled_], candGm_[slot], join);
+            DataCopy(candIdxBuf_.Get<float>()[filled_], candGm_[slot + td_.lanes * td_.kPitch], join);
+            SyncPipes<HardEvent::MTE2_V>();
+            filled_ += td_.kPitch;
+        }
+        MergeIntoResults();
     }
 
     // `lanes` lanes of `len` positions in, as fp32 scores in rows of chunkPitch (lane-major), the
@@ -444,8 +519,10 @@ private:
     }
 
     // The result rows (outPitch apart, lane-major) back to x's dtype and int64, out to GM.
-    __aicore__ inline void WriteOut(uint64_t yOff, uint32_t lanes)
+    __aicore__ inline void WriteOut()
     {
+        const uint64_t yOff = yOff_;
+        const uint32_t lanes = lanes_;
         LocalTensor<float> val = outValBuf_.Get<float>();
         LocalTensor<int32_t> idx = outIdxBuf_.Get<int32_t>();
         uint32_t n = td_.lanes * td_.outPitch;
@@ -526,8 +603,13 @@ private:
     GlobalTensor<Elem> xGm_;
     GlobalTensor<Elem> valuesGm_;
     GlobalTensor<int64_t> indicesGm_;
+    GlobalTensor<float> candGm_;                             // workspace: segments' candidates
     LocalTensor<float> scoreLaneMajor_;
     @T@ td_;
+    uint64_t xOff_ = 0;
+    uint64_t yOff_ = 0;
+    uint32_t lanes_ = 0;
+    uint32_t filled_ = 0;                                    // candidate slots in use per lane
     float pad_ = 0.0f;
     bool columns_ = false;
     uint32_t rowsIn_ = 0;
@@ -538,10 +620,9 @@ private:
 extern "C" __global__ __aicore__ void @NAME@_custom(GM_ADDR @X@, GM_ADDR @V@, GM_ADDR @I@, GM_ADDR workspace,
                                                      GM_ADDR tiling)
 {
-    (void)workspace;
     GET_TILING_DATA(tilingData, tiling);
     @K@ op;
-    op.Init(@X@, @V@, @I@, tilingData);
+    op.Init(@X@, @V@, @I@, workspace, tilingData);
     op.Process();
 }
 """
@@ -691,9 +772,20 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     const uint64_t idx64 = static_cast<uint64_t>(columns ? td->lanePitch : lanes) * td->outPitch * 8;
     td->tmpBytes = static_cast<uint32_t>(tmp > idx64 ? tmp : idx64);
     td->blocksPerOuter = columns ? (inner + lanes - 1) / lanes : 0;
-    const uint64_t units = columns ? outer * td->blocksPerOuter : (outer + lanes - 1) / lanes;
+    td->blocks = columns ? outer * td->blocksPerOuter : (outer + lanes - 1) / lanes;
+    // fewer blocks than cores and chunked lanes: the chunks split into segments, one unit each
+    td->segments = 1;
+    td->segChunks = td->chunks;
+    if (chunked && td->blocks < coreNum) {
+        uint64_t seg = (coreNum + td->blocks - 1) / td->blocks;
+        seg = seg > td->chunks ? td->chunks : seg;
+        td->segChunks = static_cast<uint32_t>((td->chunks + seg - 1) / seg);
+        td->segments = (td->chunks + td->segChunks - 1) / td->segChunks;
+    }
+    const uint64_t units = td->blocks * td->segments;
 @SPLIT@    size_t* workspace = context->GetWorkspaceSizes(1);
-    workspace[0] = 0;
+    workspace[0] = td->segments > 1
+        ? platform.GetLibApiWorkSpaceSize() + units * lanes * td->kPitch * 2 * sizeof(float) : 0;
     return ge::GRAPH_SUCCESS;
 }
 }  // namespace optiling"""
