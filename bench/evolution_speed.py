@@ -4,6 +4,11 @@ the split of one candidate's evaluation (build / correctness runs / performance 
     .venv/bin/python bench/evolution_speed.py [--tasks rms_norm softmax gelu] [--rounds 2] [--variants 4]
         [--after HEAD] [--before COMMIT] [--out bench/results/evolution_speed.json]
     .venv/bin/python bench/evolution_speed.py --builds 2 --tasks rms_norm --before COMMIT
+    .venv/bin/python bench/evolution_speed.py --children 1 --tasks TASK_DIR ... --before COMMIT
+
+`--children RUNS`: one evaluation (the cascade: builds, correctness tier, performance cases) of
+generation 1 and of three children that change only `tile_elems`, per tree and task, RUNS times,
+interleaved, each with an empty build cache: the split of one candidate before and after.
 
 `--builds RUNS`: only the builds (every dtype combination the evaluator's correctness and
 performance cases need) of the lowered kernel and of three children that change only
@@ -96,6 +101,21 @@ def _lower(task, chip, knobs):
         lower_s[0] += time.perf_counter() - t
 offline.OfflineAgent._lower = staticmethod(_lower)
 
+if len(sys.argv) > 4:          # --children: generation 1 and tiling-only children, no session
+    from pathlib import Path
+    from copilot.events import Candidate
+    from copilot.lowering import default_knobs, lower
+    task = load_task(task_name)
+    ev = evaluate.SimEvaluator(workdir=Path(sys.argv[4]))
+    out = []
+    for knobs in [{}] + [{"tile_elems": te} for te in (8192, 4096, 2048)][:max(0, int(sys.argv[5]))]:
+        code = lower(task, knobs={**default_knobs(task), **knobs}).source
+        n = len(per_eval)
+        e = ev.evaluate_sync(task, Candidate(id=str(knobs), code=code, round=1, origin="offline"))
+        out.append({"knobs": knobs, "status": e.status, "time_us": e.time_us, **(per_eval[n] if len(per_eval) > n else {})})
+    print(json.dumps(out))
+    raise SystemExit(0)
+
 class Sink:
     def __init__(self): self.events = []
     def emit(self, e): self.events.append(e)
@@ -177,6 +197,39 @@ def _builds(trees: dict[str, Path], task: str, runs: int, work: Path, pch: Path)
                    "all_ok": all(g["ok"] for x in xs for g in x)} for name, xs in samples.items()}
 
 
+def _children(trees: dict[str, Path], tasks: list[str], runs: int, n: int, work: Path, pch: Path) -> dict:
+    """Per tree: one evaluation of generation 1 and of `n` children that change only tile_elems,
+    each tree `runs` times per task, interleaved, each run with an empty build cache and workdir."""
+    samples: dict[str, list] = {name: [] for name in trees}
+    for task in tasks:
+        for r in range(runs):
+            for name in (list(trees) if r % 2 == 0 else list(reversed(trees))):
+                cache = work / f"ccache-{name}-{Path(task).name}-{r}"
+                (cache / "sim").mkdir(parents=True)
+                os.symlink(pch, cache / "sim" / "pch")
+                env = {**os.environ, "CANNPILOT_CACHE": str(cache), "PYTHONPATH": str(trees[name])}
+                proc = subprocess.run([sys.executable, "-c", CHILD, task, "0", "0", str(cache / "cands"), str(n)],
+                                      cwd=trees[name], env=env, capture_output=True, text=True)
+                if proc.returncode != 0:
+                    raise SystemExit(f"children in {name} failed: {proc.stderr[-2000:]}")
+                got = json.loads(proc.stdout.strip().splitlines()[-1])
+                samples[name].append({"task": task, "evals": got, "load": os.getloadavg()[0]})
+                print(f"children {name:6s} {Path(task).name:10s} run {r} load {os.getloadavg()[0]:.0f}: "
+                      + " | ".join(f"{g['status']} {g.get('wall', 0):.1f} s (build {g.get('build', 0):.1f}, corr "
+                                   f"{g.get('correctness', 0):.1f}, perf {g.get('performance', 0):.1f})" for g in got),
+                      flush=True)
+    out = {}
+    for name, xs in samples.items():
+        kids = [g for x in xs for g in x["evals"][1:]]
+        out[name] = {"gen1_split_median_s": _split([x["evals"][0] for x in xs]),
+                     "child_split_median_s": _split(kids),
+                     "children_per_min_one_process": round(60 * len(kids) / sum(g["wall"] for g in kids), 2) if kids else None}
+    if "before" in out and out["before"]["child_split_median_s"]:
+        out["child_wall_ratio_before_over_after"] = round(out["before"]["child_split_median_s"]["wall"]
+                                                          / out["after"]["child_split_median_s"]["wall"], 2)
+    return {"samples": samples, "summary": out}
+
+
 def _export(commit: str, into: Path) -> Path:
     commit = subprocess.run(["git", "rev-parse", commit], cwd=REPO, capture_output=True, text=True,
                             check=True).stdout.strip()
@@ -228,6 +281,8 @@ def main() -> None:
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "evolution_speed.json"))
     ap.add_argument("--builds", type=int, default=0, metavar="RUNS",
                     help="only the builds of a parent and three tiling-knob children, RUNS times per tree")
+    ap.add_argument("--children", type=int, default=0, metavar="RUNS",
+                    help="only evaluations of generation 1 and 3 tiling-only children, RUNS times per tree and task")
     args = ap.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="cannpilot-evo-speed-"))
@@ -238,6 +293,13 @@ def main() -> None:
         trees = {"before": _export(args.before, work), **trees}
     for tree in trees.values():
         _warm(tree, pch)
+    if args.children:
+        doc = {"tasks": args.tasks, "before": args.before, "after": args.after, "load_before": os.getloadavg(),
+               "timing": "estimate", **_children(trees, args.tasks, args.children, 3, work, pch)}
+        doc["load_after"] = os.getloadavg()
+        Path(args.out).write_text(json.dumps(doc, indent=1))
+        print(json.dumps(doc["summary"], indent=1))
+        return
     if args.builds:
         doc = {"task": args.tasks[0], "before": args.before, "after": args.after, "load_before": os.getloadavg(),
                "builds": _builds(trees, args.tasks[0], args.builds, work, pch)}
@@ -250,7 +312,7 @@ def main() -> None:
     for i, task in enumerate(args.tasks):
         order = list(trees) if i % 2 == 0 else list(reversed(trees))
         for name in order:
-            r = _session(trees[name], task, args.rounds, args.variants, work / f"cache-{name}-{task}", pch)
+            r = _session(trees[name], task, args.rounds, args.variants, work / f"cache-{name}-{Path(task).name}", pch)
             runs[name].append(r)
             print(f"{name:6s} {task:14s} {r['candidates']:3d} candidates in {r['wall_s']:7.1f} s = "
                   f"{r['per_min']:5.1f}/min; split {_split(r['evals'])}", flush=True)

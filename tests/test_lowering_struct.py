@@ -1,5 +1,6 @@
 """Structural patterns of the lowering agent: tensor-list inputs (a pointwise program over the
-concatenated list buffers, one p-norm per list element), and the honest refusals around them."""
+concatenated list buffers, one p-norm per list element), Sinkhorn rounds on resident matrices,
+and the honest refusals around them."""
 
 from __future__ import annotations
 
@@ -90,10 +91,36 @@ def test_list_norm_kernel_passes_every_order(tmp_path):
     assert len(report.cases) == 7
 
 
+# ---------------------------------------------------------------- Sinkhorn rounds
+
+def test_sinkhorn_rounds_and_eps_come_from_the_attrs():
+    plan = plan_task(_fixture("lw_sinkhorn"))
+    assert plan.pattern == "sinkhorn"
+    assert plan.rounds_rule == ("attr", "rounds", -1) and plan.eps_rule == ("attr", "eps")
+    src = lower(_fixture("lw_sinkhorn")).source
+    kernel = src.split("namespace optiling")[0]
+    assert "1e-08" not in src and "0.0001" not in src              # eps is a run-time value
+    assert kernel.count("Gather(") == 2                             # into position-major order and back
+    assert "for (uint32_t k = 0; k < td_.loops; ++k)" in kernel
+
+
+def test_a_softmax_is_not_taken_for_a_sinkhorn():
+    from copilot.lowering.sinkhorn import plan_sinkhorn
+
+    assert plan_sinkhorn(load_task("softmax")) is None
+
+
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_sinkhorn_kernel_passes_every_case(tmp_path):
+    # one round; non-square matrices under two leading dims; 16 x 16 matrices, two tiles per core
+    _check(_fixture("lw_sinkhorn"), tmp_path)
+
+
 # ---------------------------------------------------------------- public tasks
 
 @pytest.mark.parametrize("rel, pattern", [("level1/foreach_norm", "list_norm"),
-                                          ("level1/foreach_addcdiv_scalar", "broadcast")])
+                                          ("level1/foreach_addcdiv_scalar", "broadcast"),
+                                          ("level3/mhc_sinkhorn", "sinkhorn")])
 def test_public_tensor_list_tasks_lower(rel, pattern):
     ok, why = supports(_public(rel))
     assert ok and why == pattern, why
@@ -102,6 +129,7 @@ def test_public_tensor_list_tasks_lower(rel, pattern):
 @pytest.mark.slow
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
 @pytest.mark.parametrize("rel, cases", [("level1/foreach_norm", "1,6,7,8,12,17"),
-                                        ("level1/foreach_addcdiv_scalar", "1,6,12,13")])
+                                        ("level1/foreach_addcdiv_scalar", "1,6,12,13"),
+                                        ("level3/mhc_sinkhorn", "7,9,13,18,19,20")])
 def test_public_tensor_list_tasks_pass(rel, cases, tmp_path):
     _check(_public(rel), tmp_path, cases)

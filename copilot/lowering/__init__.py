@@ -74,11 +74,14 @@ def lower(task, chip: str = "910B2", knobs: dict | None = None) -> LoweredKernel
     from copilot.lowering import cube, indexing
     from copilot.lowering.movement import MovementPlan, render
 
-    from copilot.lowering.lists import ListNormPlan, render_norm
+    from copilot.lowering import lists, sinkhorn
 
-    if isinstance(plan, ListNormPlan):
-        source = render_norm(plan, k)
+    if isinstance(plan, lists.ListNormPlan):
+        source = lists.render_norm(plan, k)
         notes = [f"pattern {plan.pattern}; the order: {plan.order_rule[0]} {plan.order_rule[1]}"]
+    elif isinstance(plan, sinkhorn.SinkhornPlan):
+        source = sinkhorn.render(plan, k)
+        notes = [f"pattern {plan.pattern}; rounds {plan.rounds_rule}, eps {plan.eps_rule}"]
     elif isinstance(plan, MovementPlan):
         source = render(plan, k)
         notes = [f"pattern layout; the view's rule: {plan.rule[0]}"]

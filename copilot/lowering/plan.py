@@ -63,6 +63,11 @@ def build_plan(task) -> Plan:
 
     if has_lists(task):               # tensor lists: elementwise over the buffers, or a list kernel
         return plan_lists(task)
+    from copilot.lowering.sinkhorn import plan_sinkhorn
+
+    sinkhorned = plan_sinkhorn(task)   # iterative row / column normalisation: its own kernel
+    if sinkhorned is not None:
+        return sinkhorned
     from copilot.lowering.movement import plan_movement
 
     moved = plan_movement(task)       # a pure layout transform: its own data-movement kernel

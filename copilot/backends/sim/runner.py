@@ -18,7 +18,6 @@ import struct
 import tempfile
 import threading
 import time
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,11 +110,13 @@ class _GmPool:
     """GM buffers kept between the runs of this process, by size. Allocating shmem pages costs
     about as much as writing them again (docs/sim-backend.md, throughput), so a case of a size seen
     before reuses the pages. Only where the sandbox has a pid namespace: when a run ends every one of
-    its processes is gone, so nothing can still write a buffer that is handed to the next run (or
-    that an output tensor returned in place still views)."""
+    its processes is gone, so nothing can still write a buffer that is handed to the next run.
+    Outputs are copied out of their buffer, never returned as views of it: a view would share its
+    pages with every process forked while it lives (MAP_SHARED), so the pool could hand them to a
+    run in one process while a tensor in another still reads them."""
 
     def __init__(self):
-        self.lock = threading.RLock()      # a finalizer (output tensor collected) may give back from any frame
+        self.lock = threading.RLock()      # the runs of several threads share the pool
         self.idle: list[_Gm] = []          # oldest first
 
     @staticmethod
@@ -151,9 +152,6 @@ class _GmPool:
 
 
 GM_POOL_BYTES = 512 << 20       # idle GM kept for the next runs of this process
-# Outputs as views of their GM buffer (no copy) are off: a TUI lesson graded in a worker process
-# read zeros (tests/tui_tmux/test_learn_walk.py), cause not found yet; outputs are copied out.
-IN_PLACE_OUTPUTS = False
 _gm_pool = _GmPool()
 os.register_at_fork(after_in_child=_gm_pool.forget)
 MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)   # Linux 5.14; the mmap module names it from 3.12
@@ -189,7 +187,7 @@ def _gm_buffer(t: torch.Tensor | None, nbytes: int, output: bool = False) -> tup
             gm.bytes(0, pad)[:] = 0
             gm.bytes(pad + nbytes)[:] = 0
         if gm.fresh and ((t is not None and nbytes) or (output and _gm_pool.cap() > 0)):
-            _populate(gm)                  # an output is read in place afterwards (pool: see _read_tensor)
+            _populate(gm)                  # pooled: its pages serve the next runs too
         if t is not None and nbytes:       # one copy, straight into the shared pages
             _split_copy(gm.bytes(pad, nbytes), np.frombuffer(memoryview(_np_view(t)).cast("B"), dtype=np.uint8))
     except BaseException:
@@ -278,12 +276,9 @@ def _output_nbytes(spec: OutputSpec) -> int:
     return math.prod(spec.shape) * lookup_dtype(spec.dtype).itemsize
 
 
-def _read_tensor(gm: _Gm, pad: int, spec: OutputSpec, count_written: bool = True,
-                 in_place: bool = False) -> tuple[torch.Tensor, int]:
-    """The output tensor in `gm` and, when `count_written`, how many of its bytes differ from the
-    poison the launcher wrote (0xFF; else 0). `in_place`: the tensor is a view of the buffer's
-    mapping (no copy), and the buffer goes back to the pool when the tensor is collected; else one
-    copy, read straight into the tensor's own memory."""
+def _read_tensor(gm: _Gm, pad: int, spec: OutputSpec, count_written: bool = True) -> tuple[torch.Tensor, int]:
+    """The output tensor in `gm` (one copy, read straight into the tensor's own memory) and, when
+    `count_written`, how many of its bytes differ from the poison the launcher wrote (0xFF; else 0)."""
     dt = lookup_dtype(spec.dtype)
     n = math.prod(spec.shape)
     np_dtype = np.int16 if dt.torch == torch.bfloat16 else torch.empty(0, dtype=dt.torch).numpy().dtype
@@ -291,22 +286,17 @@ def _read_tensor(gm: _Gm, pad: int, spec: OutputSpec, count_written: bool = True
     size = _gm_size(pad, nbytes)
     if os.fstat(gm.fd).st_size != size or gm.size != size:
         raise UnsafeFile(f"{spec.name}: {os.fstat(gm.fd).st_size} bytes of GM where {size} were mapped")
-    if in_place:
-        out = gm.bytes(pad, nbytes)
-    else:
-        out = _tensor_memory(nbytes)
-        try:
-            _transfer(_read_range, gm.fd, memoryview(out), pad)
-        except UnsafeFile as e:
-            raise UnsafeFile(f"{spec.name}: {e}") from None
+    out = _tensor_memory(nbytes)
+    try:
+        _transfer(_read_range, gm.fd, memoryview(out), pad)
+    except UnsafeFile as e:
+        raise UnsafeFile(f"{spec.name}: {e}") from None
     arr = out.view(np_dtype)
     written = 0
     if count_written:
         for lo in range(0, nbytes, POISON_CHUNK):
             written += int(np.count_nonzero(out[lo:lo + POISON_CHUNK] != 0xFF))
     t = torch.from_numpy(arr)
-    if in_place:                           # the tensor holds `arr`: the buffer is free once both are gone
-        weakref.finalize(arr, _gm_pool.give_back, [gm])
     if dt.torch == torch.bfloat16:
         t = t.view(torch.bfloat16)
     return t.reshape(spec.shape), written
@@ -554,7 +544,6 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
             jobs: int, sample_blocks: bool, count_only: bool, timing: bool) -> Run:
     result_fd = -1
     gms: list[_Gm] = []                 # inputs' then outputs' GM, inherited by the launcher
-    kept: list[_Gm] = []                # outputs returned in place: back to the pool with their tensors
     try:
         from copilot.costmodel import cost_params
 
@@ -672,11 +661,8 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         if not count_only:
             try:
                 out_gms = gms[len(gms) - len(outputs):]
-                in_place = IN_PLACE_OUTPUTS and _gm_pool.cap() > 0
                 for i, spec in enumerate(outputs):
-                    t, w = _read_tensor(out_gms[i], out_pads[i], spec, count_written, in_place)
-                    if in_place:
-                        kept.append(out_gms[i])
+                    t, w = _read_tensor(out_gms[i], out_pads[i], spec, count_written)
                     outs.append(t)
                     written += w
             except UnsafeFile as e:
@@ -704,4 +690,4 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
     finally:
         if result_fd >= 0:
             os.close(result_fd)
-        _gm_pool.give_back([gm for gm in gms if not any(gm is k for k in kept)])
+        _gm_pool.give_back(gms)
