@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from copilot.errors import Unsupported
+from copilot.lowering.movement import _name
 
 # ops that only convert or view a value, never mix elements
 _PASS = {"_to_copy", "clone", "alias", "detach", "view", "reshape", "_unsafe_view", "lift_fresh_copy"}
@@ -42,10 +43,6 @@ class ListNormPlan:
     notes: list[str] = field(default_factory=list)
     programs: list = field(default_factory=lambda: [None])
     axis_rule: None = None
-
-
-def _name(n) -> str:
-    return getattr(n.target, "__name__", str(n.target)).split(".")[0]
 
 
 def _list_shape(task, case):

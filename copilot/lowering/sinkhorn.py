@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from copilot.errors import Unsupported
+from copilot.lowering.movement import _name
 
 _PASS = {"clone", "contiguous", "alias", "detach", "_to_copy", "lift_fresh_copy"}
 
@@ -34,10 +35,6 @@ class SinkhornPlan:
     notes: list[str] = field(default_factory=list)
     programs: list = field(default_factory=lambda: [None])
     axis_rule: None = None
-
-
-def _name(n) -> str:
-    return getattr(n.target, "__name__", str(n.target)).split(".")[0]
 
 
 def _dims(n, rank: int) -> list[int] | None:
