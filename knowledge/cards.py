@@ -56,7 +56,15 @@ class KnowledgeCard:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     # -- matching -------------------------------------------------------------------------
+    @property
+    def ops(self) -> tuple[str, ...]:
+        """The aten ops (of a task's golden) that reach this card; a card with ops is reached
+        through them only, never through a pattern (a scan's card in every reduction slice is noise)."""
+        return tuple(map(str, self.extra.get("ops") or ()))
+
     def fits_pattern(self, patterns) -> bool:
+        if self.ops:
+            return False
         return "all" in self.patterns or any(p in self.patterns for p in patterns)
 
     def fits_chip(self, chip: str) -> bool:

@@ -622,4 +622,27 @@ async def test_generation_1_puts_the_operators_own_cards_before_the_pattern_slic
     sent = llm.prompts[0].text
     own, pattern = sent.index("## Cards for the golden's operations"), sent.index("## AscendC knowledge for writing")
     assert own < pattern                                  # the scan's cards come first
-    assert sent.count("### [L3.prefix-scan]") == 1        # in full, though the reduction slice lists it in one line
+    assert sent.count("### [L3.prefix-scan]") == 1 and "- [L3.prefix-scan]" not in sent   # in full, once
+
+
+def test_cards_reached_through_the_goldens_ops_lead_the_directions_and_stay_out_of_pattern_slices(tmp_path):
+    from copilot.evolution.strategies import round_one_strategies
+    from knowledge import assemble
+    from tests.test_cannbench_intake import _task
+
+    scatter = load_task(_task(tmp_path, """
+        operator:
+          name: ScatterOp
+          inputs: [{name: x, dtype: [float32]}, {name: index, dtype: [int64]}, {name: src, dtype: [float32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[16, 8], [4, 8], [4, 8]], dtype: [float32, int64, float32],
+           value_range: [[-1, 1], [0, 15], [-1, 1]]}
+        """, "import torch\ndef scatter_op(x, index, src):\n    return torch.scatter_add(x, 0, index, src)\n",
+        name="scatter_op"))
+    assert round_one_strategies(scatter)[0].id == "L3.scatter-strategies"
+    rms = load_task("rms_norm")                           # a reduction: no scan or scatter card anywhere
+    assert not {"L3.prefix-scan", "L3.scatter-strategies"} & {s.id for s in round_one_strategies(rms)}
+    for phase in ("init", "mutation", "tuning"):
+        assert not {"L3.prefix-scan", "L3.scatter-strategies"} & set(assemble(rms, phase, "910B2").ids)

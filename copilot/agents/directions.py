@@ -100,6 +100,8 @@ CUTS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "L3.multicore-scalar-reduction": ("memory", "vector", "scalar", "latency"),
     "L3.reduction-strategies": ("vector", "scalar"),
     "L3.broadcast-strategies": ("memory", "vector", "scalar"),
+    "L3.scatter-strategies": ("memory", "vector", "scalar"),
+    "L3.prefix-scan": ("memory", "vector", "scalar"),
     "L3.upcast-fp32": (),
     "L3.attr-constants": (),
 }.items()}

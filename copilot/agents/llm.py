@@ -408,10 +408,9 @@ OP_CARDS = {
     ("gather", "index_select", "take", "index", "embedding", "upsample_bilinear2d", "grid_sampler_3d"):
         ("L4.Gather", "L2.GATHER_OFFSET"),
     ("scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "scatter", "scatter_", "index_put",
-     "index_put_", "index_copy", "index_add", "index_add_"):
-        ("L3.scatter-strategies", "L4.Atomic-SyncAll"),
+     "index_put_", "index_copy", "index_add", "index_add_"): ("L4.Atomic-SyncAll",),
     ("nll_loss_forward", "linalg_vector_norm", "norm"): ("L4.Atomic-SyncAll", "L3.multicore-scalar-reduction"),
-    ("cummin", "cummax", "cumsum", "cumprod", "logcumsumexp"): ("L3.prefix-scan", "L4.Compare-Select"),
+    ("cummin", "cummax", "cumsum", "cumprod", "logcumsumexp"): ("L4.Compare-Select",),
     ("cummin", "cummax", "minimum", "maximum", "where", "eq", "ne", "lt", "le", "gt", "ge", "clamp",
      "clamp_min", "clamp_max", "masked_fill", "argmax", "argmin", "sign", "isnan", "isinf"):
         ("L4.Compare-Select", "L4.nan-inf-semantics"),
@@ -421,6 +420,13 @@ OP_CARDS = {
     ("repeat", "repeat_interleave", "expand"): ("L3.broadcast-strategies",),
 }
 MAX_OP_CARDS = 5
+
+
+def own_cards(ops: list[str]) -> list[str]:
+    """The ids of the cards reached through these aten ops only (their `ops`), in the ops' order."""
+    from knowledge import load_cards
+
+    return list(dict.fromkeys(c.id for op in ops for c in load_cards() if op in c.ops))
 
 
 def golden_ops(task: Task) -> list[str]:
@@ -440,10 +446,9 @@ def op_cards(task: Task, shown: list[str], chip: str) -> str:
     idx = card_index()
     picked: list[tuple[str, str]] = []
     for op in golden_ops(task):
-        for ops, ids in OP_CARDS.items():
-            if op in ops:
-                picked += [(cid, op) for cid in ids if cid in idx and cid not in shown
-                           and idx[cid].fits_chip(chip) and cid not in [p[0] for p in picked]]
+        for ids in [own_cards([op])] + [ids for ops, ids in OP_CARDS.items() if op in ops]:
+            picked += [(cid, op) for cid in ids if cid in idx and cid not in shown
+                       and idx[cid].fits_chip(chip) and cid not in [p[0] for p in picked]]
     picked = picked[:MAX_OP_CARDS]
     if not picked:
         return ""

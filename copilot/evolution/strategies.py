@@ -30,6 +30,17 @@ FAMILY: dict[str, str] = {
 }
 
 
+def _operator_cards(task: Task) -> list:
+    """The L3 cards the golden's own operations reach (a scatter's, a scan's): the first directions."""
+    from copilot.agents.llm import golden_ops, own_cards
+    from knowledge.cards import card_index
+
+    if not callable(getattr(task, "golden", None)):
+        return []
+    idx = card_index()
+    return [idx[cid] for cid in own_cards(golden_ops(task)) if idx[cid].level == "L3" and idx[cid].strategy]
+
+
 def round_one_strategies(task: Task, patterns: list[str] | None = None) -> list[Strategy]:
     """The L3 strategies that fit the task's patterns: cards written for the task's patterns before
     the general ones, one per family (tiling, cores, rows, operands, precision) before any second."""
@@ -39,6 +50,7 @@ def round_one_strategies(task: Task, patterns: list[str] | None = None) -> list[
     cards = [c for c in load_cards() if c.level == "L3" and c.strategy and c.fits_pattern(pats)]
     # Pattern-specific cards first (fewer patterns = more specific), then the general ones.
     cards.sort(key=lambda c: (99 if "all" in c.patterns else len(c.patterns), c.id))
+    cards = _operator_cards(task) + cards
     order, seen_families, rest = [], set(), []
     for c in cards:
         family = FAMILY.get(c.id, c.id)
