@@ -91,6 +91,30 @@ def test_list_norm_kernel_passes_every_order(tmp_path):
     assert len(report.cases) == 7
 
 
+# ---------------------------------------------------------------- a variant outside the patterns
+
+def test_a_variant_outside_the_patterns_is_not_served_and_refused_by_its_attrs():
+    plan = plan_task(_fixture("lw_mode_partial"))
+    assert set(plan.unserved) == {"2"} and "aten.i0" in plan.unserved["2"]
+    assert plan.refused_variants == [({"mode": "bessel"}, [])]
+    ok, why = supports(_fixture("lw_mode_partial"))
+    assert ok and "1 of 3 cases not served" in why
+    tiling = lower(_fixture("lw_mode_partial")).source.split("namespace optiling")[1]
+    refusal = tiling.index('std::strcmp(attrs->GetAttrPointer<char>(0), "bessel") == 0')
+    assert "return ge::GRAPH_FAILED" in tiling[refusal:refusal + 200]
+
+
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_served_variant_passes_and_the_refused_one_fails_at_tiling(tmp_path):
+    task = _fixture("lw_mode_partial")
+    path = tmp_path / "k.cpp"
+    path.write_text(lower(task).source)
+    report = check_kernel(path, task, chip="910B2", cases="all")
+    by_id = {c.id: c.passed for c in report.cases}
+    assert by_id == {"1": True, "2": False, "3": True}
+    assert any(d.id == "RUN.TILING" for d in report.diagnostics)
+
+
 # ---------------------------------------------------------------- Sinkhorn rounds
 
 def test_sinkhorn_rounds_and_eps_come_from_the_attrs():

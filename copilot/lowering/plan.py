@@ -52,6 +52,8 @@ class Plan:
     # or ("by", i): int32 where input i is an integer, fp32 where it is a float (maximum)
     calc: object = "float"
     refused_input: int | None = None     # integer data in this input is not served (GRAPH_FAILED)
+    # variants outside the patterns, as (guards, conditions): the tiling function refuses their attrs
+    refused_variants: list = field(default_factory=list)
 
     @property
     def has_reduction(self) -> bool:
@@ -85,6 +87,17 @@ def build_plan(task) -> Plan:
         return cubed
     _check_dtypes(task)
     cap: Capture = capture(task)
+    refused = _refused_variants(task, cap)
+    if refused:                       # plan the other variants; the attrs of these are refused at run time
+        from dataclasses import replace
+
+        out = {i for members, *_ in refused for i in members}
+        plan = build_plan(replace(task, cases=[c for i, c in enumerate(task.cases) if i not in out]))
+        plan.refused_variants = [(g, cs) for _, g, cs, _ in refused]
+        for members, _, _, why in refused:
+            for i in members:
+                plan.unserved[task.cases[i].id] = why
+        return plan
     per_case: list[Program] = [None] * len(task.cases)
     for v, members in enumerate(cap.variants):
         for i in members:
@@ -122,6 +135,24 @@ def build_plan(task) -> Plan:
                 plan.unserved[c.id] = reason
     _check_cases(plan, per_case)
     return plan
+
+
+def _refused_variants(task, cap: Capture) -> list:
+    """Variants whose program is outside the patterns while another lowers, each as (case indices,
+    guards, conditions, reason); only when their attrs tell them apart from every served case."""
+    if len(cap.variants) < 2:
+        return []
+    refused = []
+    for v, members in enumerate(cap.variants):
+        try:
+            normalise(task, task.cases[members[0]], cap.traces[members[0]].gm, cap.attr_consts[v])
+        except Unsupported as exc:
+            if not (cap.guards[v] or cap.conditions[v]):
+                raise
+            refused.append((members, cap.guards[v], cap.conditions[v], str(exc).split(": ", 1)[-1]))
+    if len(refused) == len(cap.variants):
+        raise Unsupported(f"{task.name}: {refused[0][3]}")
+    return refused
 
 
 def _integer_case(case) -> bool:

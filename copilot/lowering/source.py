@@ -976,6 +976,25 @@ def _knob_block(knobs: dict) -> str:
     return "\n".join(lines)
 
 
+def _variant_condition(t, guards: dict, conditions: list) -> str:
+    """C++ test that the attrs select a variant: its equality guards and recorded branches."""
+    attr_index = {a.name: i for i, a in enumerate(t.attrs)}
+    conds = []
+    for name, val in guards.items():
+        i = attr_index[name]
+        spec = next(a for a in t.attrs if a.name == name)
+        if spec.type == "string":
+            conds.append(f'std::strcmp(attrs->GetAttrPointer<char>({i}), "{val}") == 0')
+        elif spec.type == "bool":
+            conds.append(f"*attrs->GetAttrPointer<bool>({i}) == {'true' if val else 'false'}")
+        elif spec.type == "int":
+            conds.append(f"*attrs->GetAttrPointer<int64_t>({i}) == {int(val)}")
+        else:
+            conds.append(f"*attrs->GetAttrPointer<float>({i}) == {float(val)!r}f")
+    conds += [condition_cpp(c, _attr_var) for c in conditions]
+    return " && ".join(conds) or "true"
+
+
 def tiling_func(em, T: str) -> str:
     t = em.task
     plan = em.plan
@@ -1092,6 +1111,7 @@ def tiling_func(em, T: str) -> str:
     # attrs
     types = {a.name: a.type for a in t.attrs}
     exprs = list(em.scalars) + ([e for cs in plan.conditions for c in cs for e in c[1:3]] if len(em.vcs) > 1 else [])
+    exprs += [e for _, cs in plan.refused_variants for c in cs for e in c[1:3]]
     for name in sorted(set().union(set(), *(expr_attrs(e) for e in exprs)), key=lambda a: attr_index[a]):
         ctype = "int64_t" if types[name] == "int" else "float"
         w(f"    const double {_attr_var(name)} = static_cast<double>(*attrs->GetAttrPointer<{ctype}>({attr_index[name]}));")
@@ -1099,25 +1119,16 @@ def tiling_func(em, T: str) -> str:
         w("    // attr-derived constants, in double and rounded once (as torch rounds a Python scalar)")
     for k, expr in enumerate(em.scalars):
         w(f"    td->scalar[{k}] = static_cast<float>({cpp_expr(expr, _attr_var)});")
+    for guards, conds in plan.refused_variants:
+        w(f"    if ({_variant_condition(t, guards, conds)}) {{")
+        w("        return ge::GRAPH_FAILED;   // a variant of the golden outside the lowering's patterns: not served")
+        w("    }")
     # variant selection
     if len(em.vcs) > 1:
         w("    int32_t variant = -1;")
         order = sorted(range(len(em.vcs)), key=lambda v: -len(plan.guards[v]) - len(plan.conditions[v]))
         for vi in order:
-            conds = []
-            for name, val in plan.guards[vi].items():
-                i = attr_index[name]
-                spec = next(a for a in t.attrs if a.name == name)
-                if spec.type == "string":
-                    conds.append(f'std::strcmp(attrs->GetAttrPointer<char>({i}), "{val}") == 0')
-                elif spec.type == "bool":
-                    conds.append(f"*attrs->GetAttrPointer<bool>({i}) == {'true' if val else 'false'}")
-                elif spec.type == "int":
-                    conds.append(f"*attrs->GetAttrPointer<int64_t>({i}) == {int(val)}")
-                else:
-                    conds.append(f"*attrs->GetAttrPointer<float>({i}) == {float(val)!r}f")
-            conds += [condition_cpp(c, _attr_var) for c in plan.conditions[vi]]
-            cond = " && ".join(conds) or "true"
+            cond = _variant_condition(t, plan.guards[vi], plan.conditions[vi])
             w(f"    if (variant < 0 && {cond}) {{")
             w(f"        variant = {vi};")
             w("    }")
