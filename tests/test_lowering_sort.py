@@ -1,6 +1,7 @@
 """The lowering's selection pattern: torch.topk / torch.sort along any axis as a kernel of its own
 (fp32 scores through the TopK library API, chunked lanes merged through candidate rows, columns
-transposed in UB), and what stays outside it exits 3 naming the op."""
+transposed in UB), MoE gating (softmax + top-k over the experts), and what stays outside them
+exits 3 naming the op."""
 
 from __future__ import annotations
 
@@ -89,7 +90,7 @@ def test_chunked_rows_and_chunked_columns_pass_the_emulator(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
-@pytest.mark.parametrize("name", ["lw_topk", "lw_sort"])
+@pytest.mark.parametrize("name", ["lw_topk", "lw_sort", "lw_moe_gating"])
 def test_every_case_of_each_sort_fixture_passes_the_emulator(name, tmp_path):
     task = _fixture(name)
     path = tmp_path / f"{name}.cpp"
@@ -107,3 +108,31 @@ def test_public_unique_exits_naming_its_data_dependent_length():
         pytest.skip(f"CANN-Bench unique not found at {d}")
     ok, why = supports(load_task(str(d)))
     assert not ok and "aten._unique2" in why and "distinct values" in why
+
+
+def test_moe_gating_selects_on_the_logits_and_reads_the_optional_mask_at_run_time():
+    plan = plan_task(_fixture("lw_moe_gating"))
+    assert plan.pattern == "moe_gating" and plan.k_rule == ("attr", "k") and plan.finished == 1
+    kernel, tiling = lower(_fixture("lw_moe_gating")).source.split("namespace optiling", 1)
+    assert "GetOptionalInputShape(1)" in tiling
+    assert "TopK<float, false" in kernel and "Exp(" in kernel and "ReduceSum(" in kernel
+
+
+def test_gating_whose_third_output_is_not_the_row_index_is_not_the_pattern(tmp_path):
+    d = tmp_path / "odd_gating"
+    shutil.copytree(FIXTURES / "lw_moe_gating", d)
+    g = (d / "golden.py").read_text().replace("return values, experts.to(torch.int32), row_idx.contiguous()",
+                                               "return values, experts.to(torch.int32), (row_idx + 1).contiguous()")
+    (d / "golden.py").write_text(g)
+    with pytest.raises(Unsupported, match="row index"):
+        lower(load_task(str(d)))
+
+
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_moe_gating_with_and_without_finished_passes_the_emulator(tmp_path):
+    # every output compared (the public task compares y only): 2-D without the mask, 3-D with it
+    task = _fixture("lw_moe_gating")
+    path = tmp_path / "lw_moe_gating.cpp"
+    path.write_text(lower(task).source)
+    report = check_kernel(path, task, chip="910B2", cases="1,2")
+    assert report.compiled and report.correct, [(c.id, c.message[:200]) for c in report.cases]

@@ -53,9 +53,10 @@ def _index_plans():
     from copilot.lowering.scan import ScanPlan
     from copilot.lowering.scatter import ScatterPlan
     from copilot.lowering.segment import SegmentSumPlan
+    from copilot.lowering.moe import MoeGatingPlan
     from copilot.lowering.sort import TopKPlan
 
-    return (GatherPlan, CrossEntropyPlan, SegmentSumPlan, ScatterPlan, ScanPlan, TopKPlan)
+    return (GatherPlan, CrossEntropyPlan, SegmentSumPlan, ScatterPlan, ScanPlan, TopKPlan, MoeGatingPlan)
 
 
 def _gather_of(gm):
@@ -88,14 +89,16 @@ def _gather_of(gm):
 
 def plan_index(task):
     """The index plan of `task` (a gather, a cross-entropy over class indices, a segment sum, a
-    scatter, a cumulative min / max with indices, a top-k / sort), or None."""
+    scatter, a cumulative min / max with indices, a top-k / sort, an MoE gating), or None."""
     from copilot.lowering.cross_entropy import plan_cross_entropy
     from copilot.lowering.scan import plan_scan
     from copilot.lowering.scatter import plan_scatter
     from copilot.lowering.segment import plan_segment_sum
+    from copilot.lowering.moe import plan_moe_gating
     from copilot.lowering.sort import plan_topk
 
-    for planner in (_plan_gather, plan_cross_entropy, plan_segment_sum, plan_scatter, plan_scan, plan_topk):
+    for planner in (_plan_gather, plan_cross_entropy, plan_segment_sum, plan_scatter, plan_scan, plan_topk,
+                    plan_moe_gating):
         plan = planner(task)
         if plan is not None:
             return plan
@@ -146,8 +149,10 @@ def render_plan(plan, knobs: dict) -> str:
     """The candidate source of an index plan."""
     if isinstance(plan, GatherPlan):
         return _render_gather(plan, knobs)
-    from copilot.lowering import cross_entropy, scan, scatter, segment, sort
+    from copilot.lowering import cross_entropy, moe, scan, scatter, segment, sort
 
+    if isinstance(plan, moe.MoeGatingPlan):
+        return moe.render(plan, knobs)
     if isinstance(plan, sort.TopKPlan):
         return sort.render(plan, knobs)
     if isinstance(plan, segment.SegmentSumPlan):
