@@ -91,6 +91,9 @@ def lower(task, chip: str = "910B2", knobs: dict | None = None) -> LoweredKernel
     elif cube.is_cube_plan(plan):
         source = cube.render(plan, k)
         notes = [f"pattern {plan.pattern}"]
+    elif getattr(plan, "renders_itself", False):      # attention / conv plans render their own kernel
+        source = plan.render(k)
+        notes = [f"pattern {plan.pattern}"]
     else:
         source = Emitter(plan, k, profile.name).emit()
         notes = [f"pattern {plan.pattern}; {len(plan.programs)} variant(s); reduction rule "

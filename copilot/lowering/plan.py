@@ -80,6 +80,16 @@ def build_plan(task) -> Plan:
     indexed = plan_index(task)        # an index gather / scatter / scan: its own kernel
     if indexed is not None:
         return indexed
+    from copilot.lowering.conv import plan_conv
+
+    convolved = plan_conv(task)       # a 2-D convolution: depthwise on the vector unit, else img2col + cube
+    if convolved is not None:
+        return convolved
+    from copilot.lowering.attention import plan_attention
+
+    attended = plan_attention(task)   # softmax(Q K^T) V: its own MIX kernel (attention.py)
+    if attended is not None:
+        return attended
     from copilot.lowering.cube import plan_cube
 
     cubed = plan_cube(task)           # a matrix product with elementwise prologue/epilogue: a MIX kernel
