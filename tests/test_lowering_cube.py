@@ -80,6 +80,19 @@ def test_grouped_matmul_groups_come_from_the_list_attr():
     assert [(o.kind, o.operand) for o in p.epilogue] == [("add", ("col", 2))]
 
 
+@needs_cannbench
+def test_grouped_swiglu_quant_has_its_row_stage():
+    """The grouped products fill an fp32 buffer (dequant: per-row x_scale, per-group-column weight_scale);
+    SwiGLU + per-row int8 quant follow as the row stage, its two outputs in the golden's order."""
+    p = _plan(CANNBENCH / "level4" / "grouped_matmul_swiglu_quant")
+    names = [i.name for i in p.task.inputs]
+    assert [(o.kind, o.operand[0], names[o.operand[1]]) for o in p.epilogue] == [
+        ("mul", "row", "x_scale"), ("mul", "col", "weight_scale")]
+    assert p.group_rule == (0, "ends")
+    assert p.post["kind"] == "swiglu_quant" and (p.post["y"], p.post["scale"]) == (0, 1)
+    assert (p.post["qmax"], p.post["lo"], p.post["hi"]) == (127.0, -128.0, 127.0)
+
+
 CHAIN = '''
 import torch
 import torch.nn as nn

@@ -54,6 +54,7 @@ class CubePlan:
     variants: list = field(default_factory=list)   # [(input, dtypes, chain)]: the epilogue chosen by a dtype
     group_rule: tuple | None = None   # (attr index, "ends" | "counts"): grouped products' rows per group
     trans_rule: tuple | None = None   # (attr index, negated): B's transpose read from a bool attr
+    post: dict | None = None          # a row stage after the product (grouped SwiGLU + dynamic quant)
     unserved: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     programs: list = field(default_factory=lambda: [None])
@@ -257,7 +258,7 @@ def _analyse(task, case):
     g = _Graph(task, gm, present)
     if len(mms) == 1:
         try:
-            return _product(task, case, g, mms[0]) + (None,)
+            return _product(task, case, g, mms[0]) + (None, None)
         except Unsupported as exc:
             try:
                 return _grouped(task, case, g, mms)       # a grouped golden with one group
@@ -281,7 +282,7 @@ def _grouped(task, case, g, mms):
             g.fail(f"{len(mms)} matrix products that are not one grouped product ({why})")
         sl = [p for p in g.picks if p[0] == "slice"]
         sel = {p[1] for p in g.picks if p[0] == "select"}
-        if len(sl) != 2 or sl[0][1:] != sl[1][1:] or len(sel) != 1:
+        if len(sl) < 2 or len(set(sl)) != 1 or len(sel) != 1:
             g.fail(f"{len(mms)} matrix products that are not one grouped product (row slices of one input "
                    "by slices of a stacked weight, into their rows of one output)")
         gi = sel.pop()
@@ -295,7 +296,70 @@ def _grouped(task, case, g, mms):
     spans = sorted(groups.values())
     if spans[0][0] != 0 or any(x[1] != y[0] for x, y in zip(spans, spans[1:])):
         g.fail("the grouped products' rows do not cover the output back to back")
-    return first + (groups,)
+    if all(_out_of(o, g.buffer) for o in g.outs):
+        return first + (groups, None)
+    return first + (groups, _swiglu_quant(g, g.buffer))
+
+
+def _one_user(g, n, names: tuple):
+    users = [u for u in n.users if _name(u) != "copy_"]
+    if len(users) != 1 or _name(users[0]) not in names:
+        g.fail(f"the grouped products' buffer is followed by {[_name(u) for u in users]}, not a SwiGLU + "
+               "per-row dynamic quant")
+    return users[0]
+
+
+def _swiglu_quant(g, buf) -> dict:
+    """The stage after a grouped product's buffer [M, N]: SwiGLU on the last dim's halves
+    (silu(left) * right) and a per-row dynamic quant (scale = max(amax|act|, eps) / qmax,
+    y = clamp(round(act / scale), lo, hi) to an integer dtype); the two outputs' positions."""
+    bad = "the grouped products' buffer is followed by a stage other than a SwiGLU + per-row dynamic quant"
+    rank = len(_shape_of(buf))
+    n_cols = _shape_of(buf)[-1]
+    views = [buf] + [u for u in buf.users if _name(u) == "copy_" and u.args[0] is buf]   # copy_ returns buf
+    halves = [u for v in views for u in v.users if _name(u) == "slice" and u.args[1] % rank == rank - 1]
+    if len(halves) != 2:
+        g.fail(bad)
+    left, right = sorted(halves, key=lambda h: h.args[2] or 0)
+    if (left.args[2] or 0) != 0 or left.args[3] != n_cols // 2 or right.args[2] != n_cols // 2 or n_cols % 2:
+        g.fail(bad)
+    silu = _one_user(g, left, ("silu",))
+    act = _one_user(g, silu, ("mul",))
+    if set(act.args[:2]) != {silu, right}:
+        g.fail(bad)
+    users = {_name(u): u for u in act.users}
+    if set(users) != {"abs", "div"}:
+        g.fail(bad)
+    amax = _one_user(g, users["abs"], ("amax",))
+    if [d % rank for d in amax.args[1]] != [rank - 1]:
+        g.fail(bad)
+    cmin = _one_user(g, amax, ("clamp_min",))
+    sdiv = _one_user(g, cmin, ("div",))
+    eps, qmax = float(cmin.args[1]), float(sdiv.args[1])
+    q = users["div"]
+    unsq = q.args[1]
+    if q.args[0] is not act or _name(unsq) != "unsqueeze" or unsq.args[0] is not sdiv:
+        g.fail(bad)
+    rnd = _one_user(g, q, ("round",))
+    clamp = _one_user(g, rnd, ("clamp",))
+    cast = _one_user(g, clamp, ("_to_copy",))
+    lo, hi = float(clamp.args[1]), float(clamp.args[2])
+    if len(g.outs) != 2 or _dtype_of(cast) != "int8":
+        g.fail(bad)
+
+    def is_scale(o):
+        while o is not sdiv and hasattr(o, "op") and _name(o) in ("_to_copy", "clone", "alias") and \
+                _dtype_of(o) == "float32":
+            o = o.args[0]
+        return o is sdiv
+
+    if g.outs[0] is cast and is_scale(g.outs[1]):
+        order = (0, 1)
+    elif g.outs[1] is cast and is_scale(g.outs[0]):
+        order = (1, 0)
+    else:
+        g.fail(bad)
+    return {"kind": "swiglu_quant", "eps": eps, "qmax": qmax, "lo": lo, "hi": hi, "y": order[0], "scale": order[1]}
 
 
 def _product(task, case, g, mm, grouped: bool = False):
@@ -399,8 +463,9 @@ def _product(task, case, g, mm, grouped: bool = False):
                 buf = dst
             else:
                 buf = dst.args[0] if g.pick(dst) else None
-            if buf is None or _name(buf) not in buffers or not all(_out_of(o, buf) for o in g.outs):
-                g.fail("a grouped product written elsewhere than rows of the output buffer")
+            if buf is None or _name(buf) not in buffers or getattr(g, "buffer", buf) is not buf:
+                g.fail("a grouped product written elsewhere than rows of one buffer")
+            g.buffer = buf
             break
         if nm in PASS:
             pass
@@ -522,7 +587,7 @@ def _variants(task, groups) -> list[tuple]:
 def plan_cube(task):
     """The cube plan of `task`, None when its golden has no matrix product; Unsupported when it has
     one this lowering does not handle."""
-    if len(task.outputs) != 1 or not task.cases:
+    if len(task.outputs) > 2 or not task.cases:
         return None
     try:
         first = trace_case(task, task.cases[0])[0]
@@ -548,7 +613,11 @@ def plan_cube(task):
     # Cases whose epilogue differs (a golden branching on an input's dtype) form variants.
     order = sorted(found, key=lambda cr: (-sum(s is not None for s in cr[0].shapes), cr[0].dtypes[cr[1][0]] == "float32"))
     full = order[0]
-    a, a_trans, b, b_trans, prologue, epilogue, vec_round, _ = full[1]
+    a, a_trans, b, b_trans, prologue, epilogue, vec_round, _, post = full[1]
+    if any(r[8] != post for _, r in found):
+        raise Unsupported(f"{task.name}: the cases differ in the stage after the product")
+    if post is None and len(task.outputs) != 1:
+        raise Unsupported(f"{task.name}: {len(task.outputs)} outputs of one matrix product")
     group_rule = _group_rule(task, [(c, r[7]) for c, r in found], b) if any(r[7] is not None for _, r in found) else None
     trans_rule = None
     if len({r[3] for _, r in found}) > 1:                 # B transposed in some cases: by a bool attr
@@ -575,7 +644,7 @@ def plan_cube(task):
             raise Unsupported(f"{task.name}: input {task.inputs[op.operand[1]].name} is absent in a case")
     plan = CubePlan(task, "matmul", a, a_trans, b, b_trans, prologue, epilogue, vec_round, unserved)
     plan.variants = variants
-    plan.group_rule, plan.trans_rule = group_rule, trans_rule
+    plan.group_rule, plan.trans_rule, plan.post = group_rule, trans_rule, post
     plan.served_dtypes = sorted({c.dtypes[a] for c, _ in found})
     plan.notes.append(f"matmul: A = {task.inputs[a].name}{'^T' if a_trans else ''}, "
                       f"B = {'prologue(' if prologue else ''}{task.inputs[b].name}{')' if prologue else ''}"
@@ -722,6 +791,15 @@ def _epilogue_ops(plan: CubePlan) -> list[Op]:
     return [o for v in plan.variants for o in v[2]] if plan.variants else plan.epilogue
 
 
+def _post_bind(plan: CubePlan) -> str:
+    """The row stage's outputs and constants (SwiGLU + dynamic quant)."""
+    p = plan.post
+    if not p:
+        return ""
+    return (f"            qGm_.SetGlobalBuffer(reinterpret_cast<__gm__ YT*>(outs[{p['y']}]));\n"
+            f"            qScaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(outs[{p['scale']}]));")
+
+
 def render(plan: CubePlan, knobs: dict) -> str:
     from copilot.backends.sim.build import camel
     from copilot.export.opdef import task_opdef
@@ -756,13 +834,23 @@ def render(plan: CubePlan, knobs: dict) -> str:
     subs = {
         "@OP@": t.op_name, "@NAME@": t.name, "@T@": f"{cls}TilingData", "@K@": f"Kernel{cls}",
         "@NIN@": str(len(ins)), "@AT@": _macro_of(ins[plan.a].name), "@BT@": _macro_of(ins[plan.b].name),
-        "@YT@": _macro_of(t.outputs[0].name), "@AI@": str(plan.a), "@BI@": str(plan.b),
+        "@YT@": _macro_of(t.outputs[plan.post["y"] if plan.post else 0].name), "@AI@": str(plan.a), "@BI@": str(plan.b),
         "@ATRANS@": "true" if plan.a_trans else "false", "@BTRANS@": "true" if plan.b_trans else "false",
         "@PROLOGUE@": "true" if plan.prologue else "false",
         "@BTRANS_TYPE@": "true" if plan.b_trans or plan.trans_rule else "false",
         "@TRANSB@": (f"(*attrs->GetBool({plan.trans_rule[0]}) != {'true' if plan.trans_rule[1] else 'false'})"
                      if plan.trans_rule else ("true" if plan.b_trans else "false")),
         "@GROUPED@": "true" if plan.group_rule else "false",
+        "@POST@": "true" if plan.post else "false",
+        "@TT@": "float" if plan.post else "YT",
+        "@BASENMAX@": "64" if plan.post else "128",
+        "@OUTARGS@": ", ".join(f"GM_ADDR {_ident(o.name)}" for o in t.outputs),
+        "@OUTLIST@": ", ".join(_ident(o.name) for o in t.outputs),
+        "@POSTBIND@": _post_bind(plan),
+        "@POSTFN@": _POST_FN if plan.post else "",
+        "@POSTCALL@": "        Post();" if plan.post else "",
+        "@POSTCONST@": (f"constexpr float EPS = {plan.post['eps']!r}f, QMAX = {plan.post['qmax']!r}f;   // the row stage's quant\n"
+                        f"constexpr float LO = {plan.post['lo']!r}f, HI = {plan.post['hi']!r}f;") if plan.post else "",
         "@GROUPATTR@": str(plan.group_rule[0]) if plan.group_rule else "0",
         "@GROUPCOUNTS@": "true" if plan.group_rule and plan.group_rule[1] == "counts" else "false",
         "@ARGS@": ", ".join(f"GM_ADDR {_ident(i.name)}" for i in ins),
@@ -803,7 +891,8 @@ _KERNEL = r"""// @OP@ (@NAME@): generated by the Cannpilot lowering agent.
 #include "tiling/tiling_api.h"
 #include "register/op_def_registry.h"
 
-constexpr uint32_t BASE_N_MAX = 128;       // C tile columns: the tile and its epilogue fit UB
+constexpr uint32_t BASE_N_MAX = @BASENMAX@;       // C tile columns: the tile and its epilogue fit UB
+constexpr uint32_t POST_CAP = 2048;        // columns of a row-stage chunk
 constexpr uint32_t VEC_CAP = 2048;         // columns of a prologue chunk (and of a vector slice)
 constexpr uint32_t PRO_BYTES = 96 * 1024;  // UB for a prologue chunk's rows
 constexpr uint32_t ROUND_CAP = 16384;      // elements the rounding scratch holds
@@ -811,6 +900,7 @@ constexpr uint32_t UB_BYTES = 192 * 1024 - 256;   // 910B's UB per AIV
 constexpr uint32_t GROUP_CAP = 256;        // groups of a grouped product
 
 constexpr uint32_t PRO_VECS = @PROVECS@;     // per-column vectors of the prologue
+@POSTCONST@
 
 struct @T@ {
     AscendC::tiling::TCubeTiling cube;
@@ -831,6 +921,7 @@ using AT = @AT@;                            // the cube's dtype
 using CT = std::conditional<std::is_same<AT, int8_t>::value, int32_t, float>::type;   // L0C's dtype
 using BT = @BT@;                            // the right operand as stored
 using YT = @YT@;
+using TT = @TT@;                            // a C tile as stored: the output, or fp32 rows for the row stage
 @VECTYPES@
 
 __aicore__ inline uint32_t CeilTo(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
@@ -910,7 +1001,7 @@ public:
     using CType = MatmulType<TPosition::VECIN, CubeFormat::ND, CT>;
     using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, CT>;
 
-    __aicore__ inline void Run(GM_ADDR* args, GM_ADDR y, GM_ADDR workspace, const @T@& tiling)
+    __aicore__ inline void Run(GM_ADDR* args, GM_ADDR* outs, GM_ADDR workspace, const @T@& tiling)
     {
         t_ = tiling;
         REGIST_MATMUL_OBJ(&pipe_, GetSysWorkSpacePtr(), mm_, &t_.cube);
@@ -929,7 +1020,12 @@ public:
         aGm_.SetGlobalBuffer(reinterpret_cast<__gm__ AT*>(args[@AI@]));
         bGm_.SetGlobalBuffer(reinterpret_cast<__gm__ BT*>(args[@BI@]));
         bAddr_ = args[@BI@];
-        yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ YT*>(y));
+        if constexpr (@POST@) {           // the product's fp32 rows for the row stage, in the workspace
+            tGm_.SetGlobalBuffer(reinterpret_cast<__gm__ TT*>(GetUserWorkspace(workspace)));
+@POSTBIND@
+        } else {
+            tGm_.SetGlobalBuffer(reinterpret_cast<__gm__ TT*>(outs[0]));
+        }
 @VECBIND@
         pipe_.InitBuffer(vecBuf_, @NVEC@ * VEC_CAP * sizeof(float));
         pipe_.InitBuffer(vecRawBuf_, VEC_CAP * sizeof(float));
@@ -961,6 +1057,7 @@ public:
             Tiles(bi, start);
         }
         mm_.End();
+@POSTCALL@
     }
 
 private:
@@ -1025,14 +1122,14 @@ private:
         mm_.SetTensorB(wsGm_);
     }
 
-    // The block's C tiles (iterateOrder 0: M first), each through UB, the epilogue and out.
+@POSTFN@    // The block's C tiles (iterateOrder 0: M first), each through UB, the epilogue and out.
     __aicore__ inline void Tiles(uint32_t bi, uint32_t start)
     {
         const TCubeTiling& ct = t_.cube;
         const uint32_t baseM = ct.baseM, baseN = ct.baseN;
         if (!tileBufs_) {
             pipe_.InitBuffer(cQue_, 1, baseM * baseN * sizeof(CT));
-            pipe_.InitBuffer(yQue_, 1, baseM * baseN * sizeof(YT));
+            pipe_.InitBuffer(yQue_, 1, baseM * baseN * sizeof(TT));
             tileBufs_ = true;
         }
         const uint64_t yBase = static_cast<uint64_t>(start) * t_.n;
@@ -1052,7 +1149,7 @@ private:
             const uint32_t nt = tailN_ - tn * baseN < baseN ? tailN_ - tn * baseN : baseN;
 @EPILOADS@
             const uint64_t rowBase = static_cast<uint64_t>(start) + m0_ + tm * baseM;
-            LocalTensor<YT> yt = yQue_.AllocTensor<YT>();
+            LocalTensor<TT> yt = yQue_.AllocTensor<TT>();
             for (uint32_t r = 0; r < mt; ++r) {
                 // an int32 C row is widened into a float row (fp32 C: in place)
                 LocalTensor<float> row = std::is_same<CT, float>::value ? cf[r * baseN] : rowBuf_.Get<float>();
@@ -1070,11 +1167,11 @@ private:
             }
             cQue_.FreeTensor(c);
             yQue_.EnQue(yt);
-            yt = yQue_.DeQue<YT>();
-            DataCopyExtParams cpOut{static_cast<uint16_t>(mt), static_cast<uint32_t>(nt * sizeof(YT)),
-                                    static_cast<uint32_t>((baseN * sizeof(YT) - CeilTo(nt * sizeof(YT), 32)) / 32),
-                                    static_cast<uint32_t>((t_.n - nt) * sizeof(YT)), 0};
-            DataCopyPad(yGm_[yBase + static_cast<uint64_t>(m0_ + tm * baseM) * t_.n + n0_ + tn * baseN], yt, cpOut);
+            yt = yQue_.DeQue<TT>();
+            DataCopyExtParams cpOut{static_cast<uint16_t>(mt), static_cast<uint32_t>(nt * sizeof(TT)),
+                                    static_cast<uint32_t>((baseN * sizeof(TT) - CeilTo(nt * sizeof(TT), 32)) / 32),
+                                    static_cast<uint32_t>((t_.n - nt) * sizeof(TT)), 0};
+            DataCopyPad(tGm_[yBase + static_cast<uint64_t>(m0_ + tm * baseM) * t_.n + n0_ + tn * baseN], yt, cpOut);
             yQue_.FreeTensor(yt);
             ++i;
         }
@@ -1084,24 +1181,109 @@ private:
     Matmul<AType, BType, CType, BiasType> mm_;
     TQue<TPosition::VECIN, 1> inQ_, cQue_;
     TQue<TPosition::VECOUT, 1> outQ_, yQue_;
-    TBuf<TPosition::VECCALC> calcBuf_, vecBuf_, vecRawBuf_, roundBuf_, repBuf_, rowBuf_;
+    TBuf<TPosition::VECCALC> calcBuf_, vecBuf_, vecRawBuf_, roundBuf_, repBuf_, rowBuf_, postBuf_;
     GlobalTensor<AT> aGm_, wsGm_, bSameGm_;
     GM_ADDR bAddr_ = nullptr;
     GlobalTensor<BT> bGm_;
-    GlobalTensor<YT> yGm_;
+    GlobalTensor<TT> tGm_;
+    GlobalTensor<YT> qGm_;
+    GlobalTensor<float> qScaleGm_;
 @VECMEMBERS@
     @T@ t_;
     uint32_t m0_ = 0, n0_ = 0, tailM_ = 0, tailN_ = 0;
     bool tileBufs_ = false;
 };
 
-extern "C" __global__ __aicore__ void @NAME@_custom(@ARGS@, GM_ADDR @Y@, GM_ADDR workspace, GM_ADDR tiling)
+extern "C" __global__ __aicore__ void @NAME@_custom(@ARGS@, @OUTARGS@, GM_ADDR workspace, GM_ADDR tiling)
 {
     GET_TILING_DATA(t, tiling);
     GM_ADDR args[] = {@ARGLIST@};
+    GM_ADDR outs[] = {@OUTLIST@};
     @K@ op;
-    op.Run(args, @Y@, workspace, t);
+    op.Run(args, outs, workspace, t);
 }
+"""
+
+_POST_FN = r"""    // The row stage on the rows this core's blocks computed (whole rows: singleCoreN = N): SwiGLU on
+    // the row's halves (act = left / (1 + exp(-left)) * right, written over the left half) and a
+    // per-row dynamic quant (scale = max(amax |act|, EPS) / QMAX; y = clamp(round(act / scale))).
+    __aicore__ inline void Post()
+    {
+        if (n0_ != 0) {
+            return;
+        }
+        PipeBarrier<PIPE_ALL>();
+        const TCubeTiling& ct = t_.cube;
+        const uint32_t halfN = t_.n / 2;
+        pipe_.InitBuffer(postBuf_, 5 * POST_CAP * sizeof(float));
+        LocalTensor<float> left = postBuf_.Get<float>(), right = left[POST_CAP], tmp = left[2 * POST_CAP];
+        LocalTensor<float> red = left[3 * POST_CAP];
+        LocalTensor<int32_t> qi = left[4 * POST_CAP].template ReinterpretCast<int32_t>();
+        LocalTensor<half> qh = roundBuf_.Get<half>();
+        LocalTensor<YT> qy = right.template ReinterpretCast<YT>();
+        for (uint32_t bi = 0; bi < t_.batch; ++bi) {
+            const uint32_t start = t_.grouped ? t_.rowStart[bi] : bi * t_.m;
+            const uint32_t rows = t_.grouped ? t_.rowStart[bi + 1] - start : t_.m;
+            if (m0_ >= rows) {
+                continue;
+            }
+            const uint32_t mine = rows - m0_ < static_cast<uint32_t>(ct.singleCoreM) ? rows - m0_ : ct.singleCoreM;
+            for (uint32_t r = 0; r < mine; ++r) {
+                const uint64_t row = static_cast<uint64_t>(start) + m0_ + r;
+                const uint64_t base = row * t_.n;
+                float amax = 0.0f;
+                for (uint32_t c0 = 0; c0 < halfN; c0 += POST_CAP) {
+                    const uint32_t cw = halfN - c0 < POST_CAP ? halfN - c0 : POST_CAP;
+                    DataCopyExtParams cp{1, static_cast<uint32_t>(cw * sizeof(float)), 0, 0, 0};
+                    DataCopyPadExtParams<float> pad{false, 0, 0, 0};
+                    DataCopyPad(left, tGm_[base + c0], cp, pad);
+                    DataCopyPad(right, tGm_[base + halfN + c0], cp, pad);
+                    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+                    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+                    Muls(tmp, left, -1.0f, cw);
+                    Exp(tmp, tmp, cw);
+                    Adds(tmp, tmp, 1.0f, cw);
+                    Div(tmp, left, tmp, cw);
+                    Mul(left, tmp, right, cw);
+                    Abs(tmp, left, cw);
+                    ReduceMax(red, tmp, right, static_cast<int32_t>(cw), false);
+                    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+                    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+                    DataCopyPad(tGm_[base + c0], left, cp);
+                    SetFlag<HardEvent::V_S>(EVENT_ID0);
+                    WaitFlag<HardEvent::V_S>(EVENT_ID0);
+                    const float v = red.GetValue(0);
+                    amax = v > amax ? v : amax;
+                    SetFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+                    WaitFlag<HardEvent::MTE3_MTE2>(EVENT_ID0);
+                }
+                const float scale = (amax > EPS ? amax : EPS) / QMAX;
+                qScaleGm_.SetValue(row, scale);
+                for (uint32_t c0 = 0; c0 < halfN; c0 += POST_CAP) {
+                    const uint32_t cw = halfN - c0 < POST_CAP ? halfN - c0 : POST_CAP;
+                    DataCopyExtParams cp{1, static_cast<uint32_t>(cw * sizeof(float)), 0, 0, 0};
+                    DataCopyPadExtParams<float> pad{false, 0, 0, 0};
+                    DataCopyPad(left, tGm_[base + c0], cp, pad);
+                    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+                    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+                    Duplicate(tmp, scale, cw);
+                    Div(left, left, tmp, cw);
+                    Maxs(left, left, LO, cw);
+                    Mins(left, left, HI, cw);
+                    Cast(qi, left, RoundMode::CAST_RINT, cw);
+                    Cast(qh, qi, RoundMode::CAST_NONE, cw);
+                    Cast(qy, qh, RoundMode::CAST_RINT, cw);     // integral already: exact
+                    SetFlag<HardEvent::V_MTE3>(EVENT_ID0);
+                    WaitFlag<HardEvent::V_MTE3>(EVENT_ID0);
+                    DataCopyExtParams cpq{1, static_cast<uint32_t>(cw * sizeof(YT)), 0, 0, 0};
+                    DataCopyPad(qGm_[row * halfN + c0], qy, cpq);
+                    SetFlag<HardEvent::MTE3_V>(EVENT_ID0);
+                    WaitFlag<HardEvent::MTE3_V>(EVENT_ID0);
+                }
+            }
+        }
+    }
+
 """
 
 _TILING = r"""namespace optiling {
@@ -1159,6 +1341,8 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
         }
         m = sa.GetDim(ra - 2);
     }
+    const uint64_t mAll = @GROUPED@ ? sa.GetDim(0) : m * batch;   // the output's rows
+    (void)mAll;
     uint64_t k = sa.GetDim(ra - 1);
     if (@ATRANS@) {
         m = sa.GetDim(1);
@@ -1196,12 +1380,22 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
             return ge::GRAPH_FAILED;
         }
     }
+    if (@POST@) {                     // the row stage needs whole rows per core: N not split
+        const uint64_t aivs = plat.GetCoreNumAiv();
+        const uint64_t sm = ((m + aivs - 1) / aivs + 15) / 16 * 16;
+        mt.SetSingleShape(static_cast<int32_t>(sm), static_cast<int32_t>(n), -1);
+        mt.SetFixSplit(-1, static_cast<int32_t>(BASE_N_MAX), -1);
+        if (mt.GetTiling(t->cube) == -1 || t->cube.singleCoreN != static_cast<int32_t>(n) || n % 2 != 0) {
+            return ge::GRAPH_FAILED;
+        }
+    }
     t->mDim = static_cast<uint32_t>((m + t->cube.singleCoreM - 1) / t->cube.singleCoreM);
     const uint32_t blocks = static_cast<uint32_t>((t->cube.usedCoreNum + 1) / 2);
     context->SetBlockDim(blocks);
     size_t* ws = context->GetWorkspaceSizes(1);
     const uint64_t slots = @PROLOGUE@ ? static_cast<uint64_t>(blocks) * 2 * k * t->cube.singleCoreN : 0;
-    ws[0] = plat.GetLibApiWorkSpaceSize() + slots * (dt == matmul_tiling::DataType::DT_FLOAT ? 4 : 2);
+    ws[0] = plat.GetLibApiWorkSpaceSize() + slots * (dt == matmul_tiling::DataType::DT_FLOAT ? 4 : 2) +
+            (@POST@ ? mAll * n * sizeof(float) : 0);
     return ge::GRAPH_SUCCESS;
 }
 }  // namespace optiling
