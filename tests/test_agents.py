@@ -646,3 +646,24 @@ def test_cards_reached_through_the_goldens_ops_lead_the_directions_and_stay_out_
     assert not {"L3.prefix-scan", "L3.scatter-strategies"} & {s.id for s in round_one_strategies(rms)}
     for phase in ("init", "mutation", "tuning"):
         assert not {"L3.prefix-scan", "L3.scatter-strategies"} & set(assemble(rms, phase, "910B2").ids)
+
+
+async def test_a_variant_of_an_index_operator_carries_its_operations_cards_and_the_api_contract(tmp_path):
+    from tests.test_cannbench_intake import _task
+
+    gather = load_task(_task(tmp_path, """
+        operator:
+          name: ProbeOp
+          inputs: [{name: x, dtype: [float32]}, {name: index, dtype: [int32]}]
+          outputs: [{name: y, dtype: [float32]}]
+        """, """
+        cases:
+        - {case_id: 1, input_shape: [[64, 32], [16, 32]], dtype: [float32, int32],
+           value_range: [[-1, 1], [0, 63]]}
+        """, "import torch\ndef probe_op(x, index):\n    return torch.gather(x, 0, index)\n"))
+    llm = ScriptedLLM([GOOD % 1])
+    await agent(llm).propose(request(gather))
+    sent = llm.prompts[0].text
+    assert "## Cards for the golden's operations (aten.gather -> L4.Gather" in sent
+    assert "### [L4.Gather]" in sent and "Gather(dst, src, LocalTensor<uint32_t> byteOffsets" in sent
+    assert "need no PipeBarrier<PIPE_V>" in sent and "Compares Select, Cast" in sent

@@ -113,7 +113,9 @@ class LLMAgent:
         req, replaced = effective_request(req)
         notes = [replaced] if replaced else []
         slice_ = self._slice(req.task, "mutation", req.chip, round_=req.round, cid=f"r{req.round}-c{req.index}")
-        reply = await self._ask(prompts.variant_prompt(req, slice_.render()), "mutation", "cake-partial",
+        extra = op_cards(req.task, slice_.ids, req.chip, mode="compact")   # a scatter's variant sees Gather too
+        reply = await self._ask(prompts.variant_prompt(req, slice_.render() + ("\n" + extra if extra else "")),
+                                "mutation", "cake-partial",
                                 req.round, f"r{req.round}-c{req.index}")
         parent_code = req.parent.code if req.parent else None
         code = self._extract(reply, parent_code)
@@ -438,9 +440,9 @@ def golden_ops(task: Task) -> list[str]:
     return [] if tr is None or tr.error else list(dict.fromkeys(tr.ops))
 
 
-def op_cards(task: Task, shown: list[str], chip: str) -> str:
+def op_cards(task: Task, shown: list[str], chip: str, mode: str = "full") -> str:
     """The cards for the golden's own operations (a gather, a scan, a top-k) that the slice does
-    not hold, in full, at most MAX_OP_CARDS."""
+    not hold, at most MAX_OP_CARDS, rendered in `mode` (full for generation 1, compact for a variant)."""
     from knowledge.cards import card_index
 
     idx = card_index()
@@ -453,7 +455,7 @@ def op_cards(task: Task, shown: list[str], chip: str) -> str:
     if not picked:
         return ""
     return ("## Cards for the golden's operations (" + ", ".join(f"aten.{op} -> {cid}" for cid, op in picked)
-            + ")\n\n" + "\n\n".join(idx[cid].render("full") for cid, _ in picked) + "\n")
+            + ")\n\n" + "\n\n".join(idx[cid].render(mode) for cid, _ in picked) + "\n")
 
 
 def _full_ids(slice_) -> list[str]:

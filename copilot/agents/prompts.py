@@ -38,7 +38,13 @@ Element types come from the DTYPE_<NAME> macros ({macros}); attributes
 reach the kernel through the tiling data. A vector-only kernel may open its entry with
 KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY); (never a MIX type without cube work). Use only the
 AscendC APIs named in the knowledge; GetValue/SetValue of a LocalTensor or GlobalTensor count as
-named (one scalar access each: slow in loops, see L4.instruction-costs)."""
+named (one 10-cycle scalar access each: slow in loops, see L4.instruction-costs; the estimate charges
+AscendC calls and these accesses, not plain C++ arithmetic), and so do the basic vector
+APIs (Add Sub Mul Div Max Min, Adds Muls Maxs Mins, Abs Exp Ln Sqrt Rsqrt Reciprocal Relu, Compare
+Compares Select, Cast, Duplicate, And Or ShiftLeft ShiftRight, Gather GatherMask, ReduceSum/Max/Min,
+WholeReduceSum/Max/Min, BlockReduceSum/Max/Min, Brcb, CreateVecIndex) with the dtypes of their
+L4 cards. Two dependent vector calls need no PipeBarrier<PIPE_V> between them (the compiler's
+auto-sync inserts it); the element-wise arithmetic APIs accept dst equal to a source."""
 
 ROLE_TEXT = {
     "cake": "You write AscendC vector kernels for Huawei Ascend NPUs. Correctness first, then speed.",
