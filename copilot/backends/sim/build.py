@@ -11,6 +11,7 @@ per arch beside the precompiled header. Builds are cached by a hash of everythin
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -570,6 +571,18 @@ def _sandboxed_compile(cmd: list[str], bdir: Path, out_dir: Path, readable: list
     return res.stderr + res.stdout, res.returncode if res.returncode is not None else -1
 
 
+# The source analyses of one text, shared by the builds of its dtype combinations (each is about
+# a second of Python on a 1,000-line lowered kernel: most of a tiling-only child's build).
+@functools.lru_cache(maxsize=16)
+def _scan(text: str) -> tuple[Diagnostic, ...]:
+    return tuple(policy.scan(text))
+
+
+@functools.lru_cache(maxsize=16)
+def _split(text: str):
+    return split_units(text)
+
+
 # Tiling knobs of the host half (`constexpr uint64_t KNOB_<NAME> = <value>;`, one per line, as the
 # lowering emits them): read from a data block of the launcher instead, so that candidates that
 # differ only in these values share one compiled host unit and one link.
@@ -643,7 +656,7 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
     literal host half is compiled (the winner's re-validation builds what is exported)."""
     chip = load_chip(chip)
     text, path = _read_source(source)
-    refused = policy.scan(text) if source_policy else []
+    refused = list(_scan(text)) if source_policy else []
     if refused:
         return Build(ok=False, diagnostics=refused, chip=chip.name, source_path=path, entry="")
     code = strip_comments(text)
@@ -682,7 +695,7 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
                      entry=entry.name if entry else "")
 
     try:
-        units = split_units(text)
+        units = _split(text)
     except SplitError as e:
         return Build(ok=False, diagnostics=[Diagnostic("CPP.COMPILE", "error", f"{e}: the device and host halves "
                                                        "cannot be told apart", 0, HINTS["CPP.COMPILE"])],
