@@ -1,5 +1,6 @@
 """The lowering's reduction structure: short rows transposed in UB (MODE_SHORT), the next tile's
-copies issued before this tile's compute, column runs spread over the cores, and the public norm /
+copies issued before this tile's compute, column runs spread over the cores, long rows kept
+resident (held queue tiles, in-place slots, single buffers), and the public norm /
 softmax cases that exercise them (the emulator runs behind `-m slow`)."""
 
 from __future__ import annotations
@@ -82,9 +83,56 @@ def test_next_tile_is_copied_in_before_this_one_is_computed():
     assert "SplitCopyIn(nu, npass, nrow, ncol);" in src              # long rows: the next chunk or pass
 
 
+def _long_rms(tmp_path):
+    return _task(tmp_path, "long_rms", """\
+        def long_rms(x, w, eps=1e-6):
+            acc = torch.promote_types(x.dtype, torch.float32)
+            xa = x.to(acc)
+            return (xa * torch.rsqrt(xa.pow(2).mean(-1, keepdim=True) + eps) * w.to(acc)).to(x.dtype)
+        """, """\
+        - {name: x, dtype: [float16, float32]}
+        - {name: w, dtype: [float16, float32]}
+        """, "{name: eps, type: float, default: 1.0e-6, required: false}", """\
+        cases:
+        - {case_id: 1, input_shape: [[50, 8192], [8192]], dtype: [float32, float32], attrs: {eps: 1.0e-6}, value_range: [-5, 5]}
+        - {case_id: 2, input_shape: [[49, 8192], [8192]], dtype: [float16, float16], attrs: {eps: 1.0e-6}, value_range: [-2, 2]}
+        - {case_id: 3, input_shape: [[3, 6001], [6001]], dtype: [float32, float32], attrs: {eps: 1.0e-5}, value_range: [-1, 1]}
+        - {case_id: 4, input_shape: [[2, 20000], [20000]], dtype: [float32, float32], attrs: {eps: 1.0e-6}, value_range: [-1, 1]}
+        """)
+
+
+def _long_softmax(tmp_path):
+    return _task(tmp_path, "long_softmax", """\
+        def long_softmax(x, dim=-1):
+            acc = torch.promote_types(x.dtype, torch.float32)
+            return torch.softmax(x.to(acc), dim=dim).to(x.dtype)
+        """, """\
+        - {name: x, dtype: [float16, float32]}
+        """, "{name: dim, type: int, default: -1, required: false}", """\
+        cases:
+        - {case_id: 1, input_shape: [[51, 8193]], dtype: [float32], attrs: {dim: -1}, value_range: [-50, 50]}
+        - {case_id: 2, input_shape: [[4, 12000]], dtype: [float16], attrs: {dim: 1}, value_range: [-4, 4]}
+        - {case_id: 3, input_shape: [[3, 30001]], dtype: [float32], attrs: {dim: -1}, value_range: [-4, 4]}
+        """)
+
+
+def test_long_rows_stay_resident_in_fewer_working_tiles(tmp_path):
+    src = lower(_long_rms(tmp_path)).source
+    kernel, tiling = src.split("namespace optiling", 1)
+    # x (float) is computed in its queue tile in MODE_ROWS, freed after the tile's last pass
+    assert "HoldLoad0(slot[2], row0, nr, cw, pitch);" in kernel and "ReleaseHeld();" in kernel
+    assert "const uint32_t slots = NUM_SLOTS - td_.holdLoad;" in kernel
+    assert "constexpr uint32_t ROW_TMPS = 0;" in kernel              # the row code needs no scratch tile
+    assert "holdBytes8" in tiling and "bufferNum = 1;" in tiling      # single buffers when that makes a row fit
+    # one-instruction ops write over an operand they read last: softmax's exp and division in place
+    soft = lower(_long_softmax(tmp_path)).source
+    assert "constexpr uint32_t NUM_SLOTS = 2;" in soft and "Exp(slot[0], slot[0], n);" in soft
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
-@pytest.mark.parametrize("make", [_rms, _softmax], ids=["rms", "softmax"])
+@pytest.mark.parametrize("make", [_rms, _softmax, _long_rms, _long_softmax],
+                         ids=["rms", "softmax", "long_rms", "long_softmax"])
 def test_short_rows_and_column_runs_pass_the_emulator(make, tmp_path):
     task = make(tmp_path)
     path = tmp_path / "k.cpp"
@@ -96,7 +144,7 @@ def test_short_rows_and_column_runs_pass_the_emulator(make, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
-@pytest.mark.parametrize("rel,cases", [("level2/rms_norm", "15,16"), ("level2/softmax", "13,16")])
+@pytest.mark.parametrize("rel,cases", [("level2/rms_norm", "15,16,5,18"), ("level2/softmax", "13,16,17")])
 def test_public_short_rows_pass(rel, cases, tmp_path):
     d = CANNBENCH / rel
     if not (d / "proto.yaml").is_file():

@@ -36,6 +36,9 @@ REDUCE_INIT = {"rsum": "0.0f", "rmax": "-__builtin_inff()", "rmin": "__builtin_i
 ARG_VALUE_INIT = {"rargmax": "-__builtin_inff()", "rargmin": "__builtin_inff()"}
 ARG_BETTER = {"rargmax": "ArgBetterMax", "rargmin": "ArgBetterMin"}
 VEC_COMBINE = {"rsum": "Add", "rmax": "Max", "rmin": "Min"}
+# ops emitted as vector instructions that read each operand element before writing the same
+# element of dst (or stage a scalar operand in tmp0 first): dst may be one of their operands
+IN_PLACE = {"add", "sub", "mul", "div", "max", "min", "neg", "abs", "exp", "log", "sqrt", "relu", "sq"}
 
 
 def _power_of_two(literal: str) -> bool:
@@ -131,7 +134,8 @@ class VariantCode:
         # Inputs the same for every row (gamma, beta, bias) are staged: loaded on the first tile
         # of the core, replicated over its rows, and kept for every later tile.
         self.staged = {i for i in self.first_pass if nodes[i].params["load"] in staged}
-        resident_slot = {i: -1 - k for k, i in enumerate(sorted(self.first_pass))}   # placed after the pool
+        # placed after the pool, staged ones first: the top slot is an input read in several passes
+        resident_slot = {i: -1 - k for k, i in enumerate(sorted(self.first_pass, key=lambda j: (j not in self.staged, j)))}
         # slots: linear scan per pass
         self.slot: list[dict[int, int]] = []
         self.nslot = 1
@@ -148,6 +152,11 @@ class VariantCode:
             used = 0
             assign: dict[int, int] = {}
             for i in order:
+                dying = [a for a in sorted(set(nodes[i].args))
+                         if a in assign and last_use.get(a) == i and a not in keep and a not in resident_slot]
+                # one-instruction ops may write over an operand they read for the last time (in place)
+                if nodes[i].op in IN_PLACE:
+                    free.extend(assign[a] for a in dying)
                 if i in resident_slot:
                     assign[i] = resident_slot[i]
                 elif free:
@@ -155,9 +164,8 @@ class VariantCode:
                 else:
                     assign[i] = used
                     used += 1
-                for a in set(nodes[i].args):
-                    if a in assign and last_use.get(a) == i and a not in keep and a not in resident_slot:
-                        free.append(assign[a])
+                if nodes[i].op not in IN_PLACE:
+                    free.extend(assign[a] for a in dying)
             # reduced values stay live until the end of the pass (reduced after compute)
             self.slot.append(assign)
             self.nslot = max(self.nslot, used)
@@ -168,6 +176,7 @@ class VariantCode:
                     if k < 0:
                         assign[i] = pool - 1 - k
             self.nslot = pool + len(resident_slot)
+        self.top_resident = next((i for i, k in resident_slot.items() if k == -len(resident_slot)), None)
         self.loads_in_pass = [sorted({nodes[i].params["load"] for i in self.pass_nodes[q] if nodes[i].op == "load"})
                               for q in range(self.npass)]
         # loads a MODE_ROWS pass can skip (their tile is resident from an earlier pass)
@@ -197,6 +206,14 @@ class Emitter:
         self.vcs = [VariantCode(p, plan, self.staged, knobs.get("row_residency", "keep") == "keep")
                     for p in plan.programs]
         self.nslot = max(v.nslot for v in self.vcs)
+        # A float input every variant keeps resident in its top slot is held in its queue tile in
+        # MODE_ROWS (the tiling function sets holdLoad): the working copy and its slot are not needed.
+        tops = {v.p.nodes[v.top_resident].params["load"] if v.top_resident is not None
+                and v.top_resident not in v.staged and v.nslot == self.nslot else None for v in self.vcs}
+        self.held = tops.pop() if len(tops) == 1 else None
+        if self.held is not None and (plan.calc != "float" or plan.loads[self.held].chunks != 1
+                                      or plan.loads[self.held].lanes):
+            self.held = None
         self.nstat = max(1, max(len(v.stats) for v in self.vcs))
         self.ops = set().union(*(v.ops for v in self.vcs))
         # an index reduction keeps its running max / min in the last statistic row (one per program)
@@ -267,6 +284,46 @@ class Emitter:
             except Unsupported:
                 self.short = False
         self.colcode = self.columns or self.short
+        self.recip_divs = [self._rounded_quotients(v.p) for v in self.vcs]
+
+    def _rounded_quotients(self, prog: Program) -> set:
+        """Divisions by a row statistic whose quotient only reaches integer outputs through round and
+        integer clamps, where the task tolerates an integer off by 1 (quant outputs: `precision_thresholds:
+        {int8: 1}`): x * (1 / s) is within an ulp of x / s, so its rounding differs by at most 1 at a tie."""
+        from copilot.oracle.verdict import task_thresholds
+
+        tol = task_thresholds(self.task)
+        nodes = prog.nodes
+        users: dict[int, list[int]] = {}
+        for i, n in enumerate(nodes):
+            for a in set(n.args):
+                users.setdefault(a, []).append(i)
+        out_ok = {}
+        for k, (node, _) in enumerate(prog.outputs):
+            dts = self.task.outputs[k].dtypes
+            ok = all(d.startswith(("int", "uint")) and tol.get(d, 0.0) >= 1.0 for d in dts)
+            out_ok[node] = out_ok.get(node, True) and ok
+
+        def reaches_rounded(i: int, rounded: bool) -> bool:
+            if i in out_ok and not (rounded and out_ok[i]):
+                return False
+            for u in users.get(i, []):
+                n = nodes[u]
+                if n.op in ("round", "trunc"):
+                    if not reaches_rounded(u, True):
+                        return False
+                elif rounded and n.op in ("max", "min") and all(
+                        a == i or (nodes[a].op == "const" and float(nodes[a].params["value"]).is_integer())
+                        for a in n.args):
+                    if not reaches_rounded(u, True):
+                        return False
+                else:
+                    return False
+            return True
+
+        return {i for i, n in enumerate(nodes)
+                if n.op == "div" and n.kind == "full" and len(n.args) == 2 and nodes[n.args[1]].kind == "stat"
+                and nodes[n.args[0]].kind == "full" and reaches_rounded(i, False)}
 
     # ---------------------------------------------------------------- type helpers
     def in_type(self, i: int) -> str:
@@ -306,7 +363,7 @@ class Emitter:
         raise Unsupported(f"{self.op}: '{op}' applied to a reduced value is not supported")
 
     # ---------------------------------------------------------------- vector op emission
-    def vec(self, n, dst: str, args: list[tuple[str, str]], cnt: str, ind: str) -> list[str]:
+    def vec(self, n, dst: str, args: list[tuple[str, str]], cnt: str, ind: str, recip: bool = False) -> list[str]:
         """Vector code for IR node `n` into tensor `dst`. args: ("t", tensor) or ("s", scalar)."""
         op = n.op
         L = []
@@ -339,6 +396,8 @@ class Emitter:
         elif op == "div":
             if ts(0) and ts(1):
                 e(f"Div({dst}, {A[0][1]}, {A[1][1]}, {cnt});")
+            elif ts(0) and A[1][1].startswith("stat_") and recip:
+                e(f"Muls({dst}, {A[0][1]}, 1.0f / {A[1][1]}, {cnt});   // rounded to an integer output: x * (1 / s)")
             elif ts(0) and A[1][1].startswith("stat_"):
                 # a row statistic: a true division (as the golden does), not x * (1 / s)
                 e(f"Duplicate(tmp0{dst[dst.rindex('['):] if dst.endswith('pitch]') else ''}, {A[1][1]}, {cnt});")
@@ -481,6 +540,8 @@ class Emitter:
                         out.append(f"{ind}if (td_.mode != MODE_ROWS || !staged_) {{   // the same for every row: staged on the first tile")
                         out.append(f"{ind}    {take}")
                         out.append(f"{ind}}}")
+                    elif i == v.top_resident and nd.params["load"] == self.held:
+                        out.append(f"{ind}HoldLoad{self.held}({dst}, row0, nr, cw, pitch);   // kept for every pass of the tile")
                     else:
                         out.append(f"{ind}{take}")
                     continue
@@ -498,7 +559,7 @@ class Emitter:
                     out.append(f"{ind}for (uint32_t j = 0; j < nr; ++j) {{   // {nd.op} with a row statistic")
                     out.append(f"{ind}    const uint32_t s = perRowStats ? j : 0;")
                     rargs = [(k, f"{a}[j * pitch]" if k == "t" else a) for k, a in args]
-                    out.extend(self.vec(nd, f"{dst}[j * pitch]", rargs, "cw", ind + "    "))
+                    out.extend(self.vec(nd, f"{dst}[j * pitch]", rargs, "cw", ind + "    ", i in self.recip_divs[vi]))
                     out.append(f"{ind}}}")
                 else:
                     # materialise the statistics over the tile, then a whole-tile op

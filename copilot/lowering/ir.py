@@ -158,7 +158,18 @@ class _Builder:
             return "full"
         return "stat" if "stat" in kinds else "scalar"
 
+    def integral(self, i) -> bool:
+        """The value is an integer (or inf / NaN) in every lane: rounded, or a clamp of such a value."""
+        n = self.p.nodes[i]
+        if n.op == "const":
+            return float(n.params["value"]).is_integer()
+        if n.op in ("round", "trunc"):
+            return True
+        return n.op in ("max", "min", "neg", "abs") and all(self.integral(a) for a in n.args)
+
     def op(self, name, *args, **params) -> int:
+        if name in ("round", "trunc") and self.integral(args[0]):
+            return args[0]      # rounding an integer is the identity (dynamic_quant's .to(int8) after round)
         srcs = [self.p.nodes[a] for a in args]
         if args and name in EXPR_OPS and not params and all(n.op in ("attr", "const") for n in srcs):
             # arithmetic on attrs and literals only: folded into the tiling function's scalars

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from copilot.backends.sim.build import camel
 from copilot.export.opdef import task_opdef
 from copilot.lowering import intlib, mathlib
@@ -50,6 +52,9 @@ def render(em) -> str:
     has_red = plan.has_reduction
     T = f"{em.cls}TilingData"
     K = f"Kernel{em.cls}"
+    row_code = [em.compute_rows(vi, v) for vi, v in enumerate(em.vcs)]
+    used_tmps = {int(k) for c in row_code for k in re.findall(r"\btmp(\d+)\b", c)}
+    row_tmps = min(em.ntmp, max(used_tmps) + 1) if used_tmps else 0
     C = em.ctype                       # working tile element type
     to_fn, from_fn = ("ToFloat", "FromFloat") if em.calc == "float" else ("ToCalc", "FromCalc")
     lines: list[str] = []
@@ -80,6 +85,8 @@ def render(em) -> str:
     w(f"constexpr uint32_t NUM_SCALARS = {max(1, len(em.scalars))};")
     w(f"constexpr uint32_t NUM_SLOTS = {em.nslot};            // fp32 working tiles")
     w(f"constexpr uint32_t NUM_TMPS = {em.ntmp};             // fp32 scratch tiles for composite functions")
+    if row_tmps != em.ntmp:
+        w(f"constexpr uint32_t ROW_TMPS = {row_tmps};             // of them, what the row modes use (column code: NUM_TMPS)")
     w(f"constexpr uint32_t NUM_STATS = {em.nstat};            // row statistics per row")
     w(f"constexpr uint32_t NUM_PARTIALS = {npart};         // reductions in one pass")
     w(f"constexpr uint32_t MAX_TILE_ROWS = {MAX_TILE_ROWS};")
@@ -105,7 +112,10 @@ def render(em) -> str:
     w("    uint32_t tileElems;         // elements per fp32 working tile")
     w("    uint32_t chunksPerRow;")
     w("    uint32_t colChunks;         // column runs per outer position")
-    w("    uint32_t reserved;")
+    if em.held is not None:
+        w(f"    uint32_t holdLoad;          // 1: MODE_ROWS computes load {em.held} (float) in its queue tile")
+    else:
+        w("    uint32_t reserved;")
     w("    uint64_t inputNumel[NUM_INPUTS];")
     w("    uint64_t outputNumel[NUM_OUTPUTS];")
     w("    int64_t loadStride[NUM_LOADS][MAX_DIMS];   // GM element stride of each row index dim")
@@ -184,7 +194,16 @@ def render(em) -> str:
         w("        }")
     for k in em.full_outs:
         w(f"        pipe_.InitBuffer(outQue{k}_, td_.bufferNum, te * sizeof({em.out_type(k)}));")
-    w("        pipe_.InitBuffer(calcBuf_, (NUM_SLOTS + NUM_TMPS) * te * sizeof(float));")
+    slots = "NUM_SLOTS"
+    if em.held is not None:
+        w("        const uint32_t slots = NUM_SLOTS - td_.holdLoad;   // a held input needs no working slot")
+        slots = "slots"
+    if row_tmps != em.ntmp:
+        w("        const uint32_t tmps = td_.mode == MODE_COLUMNS" + (" || td_.mode == MODE_SHORT" if em.short else "")
+          + " ? NUM_TMPS : ROW_TMPS;")
+        w(f"        pipe_.InitBuffer(calcBuf_, ({slots} + tmps) * te * sizeof(float));")
+    else:
+        w(f"        pipe_.InitBuffer(calcBuf_, ({slots} + NUM_TMPS) * te * sizeof(float));")
     w("        pipe_.InitBuffer(bitsBuf_, te / 8);")
     w("        pipe_.InitBuffer(halfBuf_, " + ("te * sizeof(half));" if em.has_bytes else "32);"))
     if has_red:
@@ -211,12 +230,20 @@ def render(em) -> str:
         w(f"        pipe_.InitBuffer(laneBuf_, ({len(em.lane_maps)} + 2) * te * sizeof(float));")
         w("        BuildLaneMaps(te);")
     w(f"        LocalTensor<{C}> calc = calcBuf_.Get<{C}>();")
-    w("        for (uint32_t k = 0; k < NUM_SLOTS; ++k) {")
+    w(f"        for (uint32_t k = 0; k < {slots}; ++k) {{")
     w("            slot[k] = calc[k * te];")
     w("        }")
-    for k in range(max(5, em.ntmp)):
-        idx = min(k, em.ntmp - 1)
-        w(f"        tmp{k} = calc[(NUM_SLOTS + {idx}) * te];")
+    if row_tmps != em.ntmp:
+        w("        if (tmps > 0) {   // scratch tiles past the ones this mode allocates alias the last one")
+        for k in range(max(5, em.ntmp)):
+            idx = min(k, em.ntmp - 1)
+            pos = f"({slots} + ({idx} < tmps ? {idx} : tmps - 1))" if idx else slots
+            w(f"            tmp{k} = calc[{pos} * te];")
+        w("        }")
+    else:
+        for k in range(max(5, em.ntmp)):
+            idx = min(k, em.ntmp - 1)
+            w(f"        tmp{k} = calc[({slots} + {idx}) * te];")
     w("        bits = bitsBuf_.Get<uint8_t>();")
     w("        halfScratch_ = halfBuf_.Get<half>();")
     if has_red:
@@ -275,6 +302,8 @@ def render(em) -> str:
     w("                RunTile(pass, row0, nr, 0, cw, pitch, true, ahead);")
     w("                Finish(pass, row0, nr);")
     w("            }")
+    if em.held is not None:
+        w("            ReleaseHeld();")
     if em.staged:
         w("            staged_ = true;   // the first tile has the most rows: its staged inputs serve every later tile")
     w("        }")
@@ -640,6 +669,26 @@ def render(em) -> str:
             w(f"        {to_fn}(dst, buf, halfScratch_, AlignUpTo(nr * pitch, VEC_ALIGN));")
             w(f"        inQue{l}_.FreeTensor(buf);")
         w("    }")
+        if l == em.held:
+            w("    // MODE_ROWS with float data (holdLoad): the queue tile itself is the resident working tile,")
+            w("    // freed when the tile's last pass is done (ReleaseHeld)")
+            w(f"    __aicore__ inline void HoldLoad{l}(LocalTensor<float>& dst, uint64_t row0, uint32_t nr, uint32_t cw, uint32_t pitch)")
+            w("    {")
+            w(f"        if constexpr (std::is_same<{ty}, float>::value) {{")
+            w("            if (td_.holdLoad) {")
+            w(f"                held_ = inQue{l}_.DeQue<float>();")
+            w("                dst = held_;")
+            w("                return;")
+            w("            }")
+            w("        }")
+            w(f"        TakeLoad{l}(dst, row0, nr, cw, pitch);")
+            w("    }")
+            w("    __aicore__ inline void ReleaseHeld()")
+            w("    {")
+            w("        if (td_.holdLoad) {")
+            w(f"            inQue{l}_.FreeTensor(held_);")
+            w("        }")
+            w("    }")
         if em.short:
             w(f"    __aicore__ inline void CopyShortLoad{l}(uint64_t row0, uint32_t nr)   // nr whole rows, one burst")
             w("    {")
@@ -821,7 +870,7 @@ def render(em) -> str:
     w("    __aicore__ inline void WaitVectorForScalar() { SyncPipes<HardEvent::V_S>(); }")
     w("")
     for vi, v in enumerate(em.vcs):
-        w(em.compute_rows(vi, v))
+        w(row_code[vi])
         w(em.finish_rows(vi, v))
         if em.colcode:
             w(em.compute_cols(vi, v))
@@ -857,6 +906,8 @@ def render(em) -> str:
     for k in range(len(outs)):
         w(f"    GlobalTensor<{em.out_type(k)}> out{k}Gm_;")
     w(f"    LocalTensor<{C}> slot[NUM_SLOTS];")
+    if em.held is not None:
+        w(f"    LocalTensor<float> held_;   // load {em.held}'s queue tile while MODE_ROWS holds it")
     w(f"    LocalTensor<{C}> {', '.join(f'tmp{k}' for k in range(max(5, em.ntmp)))};")
     w("    LocalTensor<uint8_t> bits;")
     w("    LocalTensor<half> halfScratch_;")
@@ -883,7 +934,7 @@ def render(em) -> str:
     w("    op.Process();")
     w("}")
     w("")
-    w(tiling_func(em, T))
+    w(tiling_func(em, T, row_tmps))
     w("")
     w(task_opdef(t, camel(f"{t.name}_custom")).rstrip("\n"))   # the registration CANN's op project needs
     return "\n".join(lines) + "\n"
@@ -995,7 +1046,7 @@ def _variant_condition(t, guards: dict, conditions: list) -> str:
     return " && ".join(conds) or "true"
 
 
-def tiling_func(em, T: str) -> str:
+def tiling_func(em, T: str, row_tmps: int) -> str:
     t = em.task
     plan = em.plan
     loads = plan.loads
@@ -1383,15 +1434,17 @@ def tiling_func(em, T: str) -> str:
     w("            bufferNum = 1;")
     w("        }")
     w("    }")
-    w("    uint64_t bytesPerElem8 = 8 * 4 * (NUM_SLOTS + NUM_TMPS) + 1;   // in 1/8 bytes")
+    w("    uint64_t queueBytes8 = 0;   // one buffer of every queue, in 1/8 bytes")
     w("    for (uint32_t l = 0; l < NUM_LOADS; ++l) {")
-    w("        bytesPerElem8 += 8ULL * bufferNum * td->loadAlongRow[l] * DtypeBytes(context->GetInputDesc(kLoadInput[l])->GetDataType());")
+    w("        queueBytes8 += 8ULL * td->loadAlongRow[l] * DtypeBytes(context->GetInputDesc(kLoadInput[l])->GetDataType());")
     w("    }")
     w("    for (uint32_t k = 0; k < NUM_OUTPUTS; ++k) {")
     w("        if (kFullOutput[k]) {")
-    w("            bytesPerElem8 += 8ULL * bufferNum * DtypeBytes(context->GetOutputDesc(k)->GetDataType());")
+    w("            queueBytes8 += 8ULL * DtypeBytes(context->GetOutputDesc(k)->GetDataType());")
     w("        }")
     w("    }")
+    tmps = "ROW_TMPS" if row_tmps != em.ntmp else "NUM_TMPS"
+    w(f"    uint64_t bytesPerElem8 = 8 * 4 * (NUM_SLOTS + {tmps}) + 1 + bufferNum * queueBytes8;   // in 1/8 bytes")
     if em.has_bytes:
         w("    bytesPerElem8 += 8 * 2;   // half scratch for 1-byte casts")
     if em.lane_maps:
@@ -1410,7 +1463,8 @@ def tiling_func(em, T: str) -> str:
         w("        // column mode: one fp32 vector per statistic and a staging vector per stat output, each")
         w("        // up to te / 8 columns (+ alignment slack)")
         w(f"        fixedBytes += 256 * (NUM_STATS + {len(em.stat_outs)});")
-        w(f"        bytesPerElem8 += 4 * (NUM_STATS + {len(em.stat_outs)});")
+        w(f"        bytesPerElem8 += 4 * (NUM_STATS + {len(em.stat_outs)})"
+          + (" + 8 * 4 * (NUM_TMPS - ROW_TMPS);" if row_tmps != em.ntmp else ";"))
         w("        if (ubSize <= fixedBytes + 64 * bytesPerElem8 / 8) {")
         w("            return ge::GRAPH_FAILED;   // L2.UB_CAPACITY")
         w("        }")
@@ -1421,6 +1475,30 @@ def tiling_func(em, T: str) -> str:
     w("        te = te > KNOB_TILE_ELEMS ? KNOB_TILE_ELEMS : te;")
     w("    }")
     w("    te = te > 65536 ? 65536 : te;")
+    w("    uint64_t teRows = te;   // MODE_ROWS tile")
+    resident = plan.has_reduction and any(set(v.first_pass) - v.staged for v in em.vcs)
+    if resident:
+        w("    auto rowsTile = [&](uint64_t bytes8) {")
+        w("        uint64_t t = (ubSize - fixedBytes) * 8 / bytes8 / VEC_ALIGN * VEC_ALIGN;")
+        w("        t = KNOB_TILE_ELEMS != 0 && t > KNOB_TILE_ELEMS ? KNOB_TILE_ELEMS : t;")
+        w("        return t > 65536 ? 65536 : t;")
+        w("    };")
+        hold = "0"
+        if em.held is not None:
+            w(f"    // MODE_ROWS computes load {em.held} in its queue tile when it is float: one working slot less")
+            w(f"    const uint64_t holdBytes8 = td->loadAlongRow[{em.held}] && context->GetInputDesc(kLoadInput[{em.held}])->GetDataType() == ge::DT_FLOAT ? 8 * 4 : 0;")
+            w("    teRows = inner == 1 ? rowsTile(bytesPerElem8 - holdBytes8) : te;")
+            hold = "holdBytes8"
+        w("    const uint64_t rowPitch = (rowLen + ROW_ALIGN - 1) / ROW_ALIGN * ROW_ALIGN;")
+        w("    if (inner == 1 && segRows == 1 && bufferNum > 1 && rowPitch > teRows && (KNOB_SPLIT_D_ELEMS == 0 || rowLen <= KNOB_SPLIT_D_ELEMS)) {")
+        w("        // a row too long for double-buffered queues: single buffers if that makes it fit, so the")
+        w("        // row stays resident for every pass (MODE_ROWS) instead of streaming once per pass")
+        w(f"        const uint64_t te1 = rowsTile(bytesPerElem8 - {hold} - (bufferNum - 1) * queueBytes8);")
+        w("        if (rowPitch <= te1) {")
+        w("            teRows = te1;")
+        w("            bufferNum = 1;")
+        w("        }")
+        w("    }")
     w("    if (te < 256) {")
     w("        return ge::GRAPH_FAILED;   // L2.UB_CAPACITY: not even one 256-element tile fits")
     w("    }")
@@ -1463,13 +1541,17 @@ def tiling_func(em, T: str) -> str:
     else:
         w("        return ge::GRAPH_FAILED;   // the reduced axis must be the last one")
     if em.short:
-        w("    } else if (ShortRowsTile(td, rows, rowLen, segRows, ubSize - fixedBytes, bytesPerElem8)) {")
+        w("    } else if (ShortRowsTile(td, rows, rowLen, segRows, ubSize - fixedBytes, bytesPerElem8"
+          + (" + 8 * 4 * (NUM_TMPS - ROW_TMPS))) {" if row_tmps != em.ntmp else ")) {"))
         w("        td->mode = MODE_SHORT;   // tile, rows per tile and element count set by ShortRowsTile")
         w("        units = rows;")
-    w("    } else if (pitch <= te && (splitD == 0 || rowLen <= splitD) && (segRows == 1)")
+    w("    } else if (pitch <= teRows && (splitD == 0 || rowLen <= splitD) && (segRows == 1)")
     w(f"               && ({'true' if plan.has_reduction or em.lane_maps else 'rows >= coreNum'})) {{")
     w("        td->mode = MODE_ROWS;")
-    w("        uint64_t nr = te / pitch;")
+    w("        td->tileElems = static_cast<uint32_t>(teRows);")
+    if em.held is not None:
+        w("        td->holdLoad = holdBytes8 != 0 ? 1 : 0;")
+    w("        uint64_t nr = teRows / pitch;")
     w("        nr = nr > rowsCap ? rowsCap : nr;")
     w("        td->tileRows = static_cast<uint32_t>(nr);")
     w("        td->tileCols = static_cast<uint32_t>(rowLen);")
