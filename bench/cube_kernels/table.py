@@ -38,13 +38,16 @@ def main(report: str, task: str, hw: str = "910b2") -> None:
         # the roofline term that sets t_hw: what the case is bound by on an ideal kernel
         named = {k[:-3]: v for k, v in terms.items() if k in ("cube_us", "memory_us", "vector_us") and v is not None}
         roof = max(named, key=named.get) if named else "-"
-        result = "pass" if c["passed"] else ("not judged" if c["passed"] is None else "FAIL")
+        judged = c["passed"] is not None and c.get("failure_class") != "too_large"   # over the oracle budget
+        result = "pass" if c["passed"] else ("FAIL" if judged else "not judged")
         print(f"| {c['id']} | {result} | {fmt(est)} | {c.get('bottleneck') or '-'} | {roof} | "
               f"{fmt(base)} | {fmt(ratio)} | {fmt(c.get('t_hw_us'))} | {fmt(m.get('t_hw_us'))} | "
               f"{fmt(terms.get('cube_us'))} / {fmt(terms.get('memory_us'))} / {fmt(terms.get('vector_us'))} |")
     if ratios:
         geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        print(f"\n{sum(bool(c['passed']) for c in doc['cases'])}/{len(doc['cases'])} cases pass; est./baseline geomean "
+        skipped = sum(c.get("failure_class") == "too_large" for c in doc["cases"])
+        note = f" ({skipped} not judged: over the oracle budget)" if skipped else ""
+        print(f"\n{sum(bool(c['passed']) for c in doc['cases'])}/{len(doc['cases'])} cases pass{note}; est./baseline geomean "
               f"{geo:.2f}, range {min(ratios):.2f}-{max(ratios):.2f} (estimates vs measurements)")
 
 
