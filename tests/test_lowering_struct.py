@@ -115,6 +115,30 @@ def test_served_variant_passes_and_the_refused_one_fails_at_tiling(tmp_path):
     assert any(d.id == "RUN.TILING" for d in report.diagnostics)
 
 
+def test_variants_that_lower_alone_but_not_together_serve_the_largest():
+    # layout 0 adds b along the last axis, layout 1 along dim 1: one kernel cannot place b both ways
+    plan = plan_task(_fixture("lw_place_variants"))
+    assert set(plan.unserved) == {"2"} and "does not share a kernel" in plan.unserved["2"]
+    assert plan.refused_variants == [({}, [("eq", ("attr", "layout"), ("const", 1.0), True)])]
+    assert "if ((attrLayout == 1.0)) {" in lower(_fixture("lw_place_variants")).source
+
+
+def test_unit_dims_do_not_hide_an_operands_placement():
+    # (1, S, 1, D) data with a (S, D/2) table: plain broadcasting would place the table too, and
+    # the placement the other cases need fits it
+    from copilot.lowering.plan import LoadRule, _fits_places
+
+    class P:
+        main_shape = (1, 500001, 1, 64)
+
+    class C:
+        shapes = [(1, 500001, 1, 64), (500001, 32)]
+
+    assert _fits_places(C, P, LoadRule(1, lanes=("rep", 2)), (3, 1))
+    assert not _fits_places(C, P, LoadRule(1, lanes=()), (3, 1))          # 32 lanes do not fill 64
+    assert not _fits_places(C, P, LoadRule(1, lanes=("rep", 2)), (2, 1))   # 500001 is not dim 2
+
+
 # ---------------------------------------------------------------- Sinkhorn rounds
 
 def test_sinkhorn_rounds_and_eps_come_from_the_attrs():

@@ -99,15 +99,40 @@ def build_plan(task) -> Plan:
     cap: Capture = capture(task)
     refused = _refused_variants(task, cap)
     if refused:                       # plan the other variants; the attrs of these are refused at run time
-        from dataclasses import replace
+        return _plan_apart(task, refused)
+    variants = list(zip(cap.variants, cap.guards, cap.conditions))
+    try:
+        return _plan_captured(task, cap)
+    except Unsupported as exc:
+        # variants that lower alone but not together (an input placed differently per variant):
+        # the largest one that lowers is served, the others refused by their attrs
+        if len(variants) < 2 or not all(g or c for _, g, c in variants):
+            raise
+        why = "its variant does not share a kernel with the served one (" + str(exc).split(": ", 1)[-1] + ")"
+        for v in sorted(range(len(variants)), key=lambda v: -len(variants[v][0])):
+            others = [(m, g, c, why) for u, (m, g, c) in enumerate(variants) if u != v]
+            try:
+                return _plan_apart(task, others)
+            except Unsupported:
+                continue
+        raise
 
-        out = {i for members, *_ in refused for i in members}
-        plan = build_plan(replace(task, cases=[c for i, c in enumerate(task.cases) if i not in out]))
-        plan.refused_variants = [(g, cs) for _, g, cs, _ in refused]
-        for members, _, _, why in refused:
-            for i in members:
-                plan.unserved[task.cases[i].id] = why
-        return plan
+
+def _plan_apart(task, refused: list) -> Plan:
+    """The plan of the cases outside `refused` ((case indices, guards, conditions, reason) each)."""
+    from dataclasses import replace
+
+    out = {i for members, *_ in refused for i in members}
+    plan = build_plan(replace(task, cases=[c for i, c in enumerate(task.cases) if i not in out]))
+    plan.refused_variants = plan.refused_variants + [(g, cs) for _, g, cs, _ in refused]
+    for members, _, _, why in refused:
+        for i in members:
+            plan.unserved[task.cases[i].id] = why
+    return plan
+
+
+def _plan_captured(task, cap: Capture) -> Plan:
+    """The plan of captured cases whose every variant lowers."""
     per_case: list[Program] = [None] * len(task.cases)
     for v, members in enumerate(cap.variants):
         for i in members:
@@ -298,10 +323,13 @@ def _load_rules(task, progs, axis_rule) -> list[LoadRule]:
             g = p.loads[li].gap or 0
             gaps.append((len(p.main_shape), len(c.shapes[ld.input]), g))
         if any(isinstance(g, tuple) for _, _, g in gaps):
-            if len({g for _, _, g in gaps}) != 1:
+            places = {g for _, _, g in gaps if isinstance(g, tuple)}
+            # a case whose unit dims let plain broadcasting place the input too must fit the places
+            if len(places) != 1 or not all(isinstance(g, tuple) or _fits_places(c, p, ld, next(iter(places)))
+                                           for c, p, (_, _, g) in zip(task.cases, progs, gaps)):
                 raise Unsupported(f"{task.name}: input {task.inputs[ld.input].name} broadcasts along "
                                   "different axes in different cases")
-            align = ("dims", gaps[0][2])
+            align = ("dims", next(iter(places)))
         elif len({g for _, _, g in gaps}) == 1:
             align = ("gap", gaps[0][2])
         else:
@@ -312,6 +340,18 @@ def _load_rules(task, progs, axis_rule) -> list[LoadRule]:
             align = ("start", starts.pop())
         rules.append(LoadRule(ld.input, ld.chunks, ld.chunk, align, _chunk_axis(task, progs, li), ld.lanes))
     return rules
+
+
+def _fits_places(case, prog, ld, places: tuple) -> bool:
+    """Input dim d of `ld` at iteration dim (rank - places[d]) fits this case's shapes."""
+    shape, main = list(case.shapes[ld.input]), list(prog.main_shape)
+    if len(places) != len(shape):
+        return False
+    for d, (n, at) in enumerate(zip(shape, places)):
+        n = 2 * n if d == len(shape) - 1 and ld.lanes == ("rep", 2) else n
+        if not 0 < at <= len(main) or n not in (1, main[len(main) - at]):
+            return False
+    return True
 
 
 def _chunk_axis(task, progs, li) -> tuple:
