@@ -11,7 +11,8 @@ best/generation-1 ratio of an evolution session.
     python bench/llm_relay_report.py --store S.sqlite --out bench/results/llm \
         --run-json DIR SESSION [SESSION ...]
 
-A check already written (`<out>/<session>/gen1-check.json`) is reused; `--jobs` checks run at once.
+A check already written (`<out>/<session>/gen1-check.json`) is reused; `--jobs` checks run at once;
+`--no-check` skips it (an evolution resumed from a session whose generation 1 was checked there).
 """
 
 from __future__ import annotations
@@ -102,12 +103,15 @@ def main() -> int:
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "llm"))
     ap.add_argument("--run-json", help="directory holding <session>.json as `run --json` printed it")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--no-check", action="store_true",
+                    help="no public check (an evolution resumed from a session whose generation 1 was checked)")
     ap.add_argument("--summary", default="summary.json", help="file name of the summary in --out")
     args = ap.parse_args()
     out = Path(args.out)
     docs = {n: export(args.store, n, out) for n in args.sessions}
     with ThreadPoolExecutor(args.jobs) as pool:
-        reps = dict(zip(docs, pool.map(lambda n: check(out / n, docs[n]["session"]["task_path"]), docs)))
+        reps = dict(zip(docs, pool.map(lambda n: None if args.no_check else
+                                       check(out / n, docs[n]["session"]["task_path"]), docs)))
     rows = []
     for n, doc in docs.items():
         rj = None

@@ -61,6 +61,7 @@ def test_an_estimate_is_explained_by_cores_pipes_bound_roofline_and_instructions
     assert "HBM share 12000.0" in text and "bound by memory" in text and "roofline 1200.00 us (4% of it)" in text
     # the costliest vector work first (repeats x the model's weight), at most four kinds
     assert text.index("Gather.b32 5 instr / 4000 repeats") < text.index("Exp.b32") < text.index("Add.b32")
+    assert "Gather.b32 5 instr / 4000 repeats x weight 2," in text     # its cycles per repeat, to rank savings
 
 
 async def test_the_tool_and_the_repair_prompt_list_the_failing_performance_case(task_dir):

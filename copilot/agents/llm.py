@@ -343,11 +343,14 @@ def explain_estimate(c: dict, chip: str = "910B2") -> str:
     if counts:
         weights = cost_params(chip).vector_weights()
 
+        def weight(api: str) -> float:
+            return weights.get(api, weights.get(api.split(".")[0], 1.0))
+
         def cost(item):         # repeats x weight: the vector cycles an instruction kind takes
-            api, (n, reps) = item[0], item[1]
-            return reps * weights.get(api, weights.get(api.split(".")[0], 1.0))
+            return item[1][1] * weight(item[0])
         top = sorted(counts.items(), key=cost, reverse=True)[:TOP_INSTRUCTIONS]
-        parts.append("top vector work: " + ", ".join(f"{api} {int(v[0])} instr / {int(v[1])} repeats"
+        parts.append("top vector work: " + ", ".join(f"{api} {int(v[0])} instr / {int(v[1])} repeats "
+                                                    f"x weight {weight(api):g}"
                                                     for api, v in top))
     return "; ".join(parts)
 
