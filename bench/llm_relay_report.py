@@ -90,7 +90,8 @@ def summarize(doc: dict, rep: dict | None, run_json: dict | None) -> dict:
                    hap_est=sum(hap(t, b) for t, b in timed) / len(timed) if timed else None,
                    est_over_baseline=math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None)
     passing = [c for c in cands.values() if c["status"] == "passed" and c.get("time_us")]
-    if base and base.get("time_us") and s["settings"].get("rounds", 0) > 0 and passing:
+    evolved = s["settings"].get("rounds", 0) > 0 or any(c.get("round", 0) > 0 for c in cands.values())
+    if base and base.get("time_us") and evolved and passing:   # a resumed session keeps rounds 0 in its settings
         best = min(passing, key=lambda c: c["time_us"])
         row.update(best_id=best["id"], best_est_us=best["time_us"], best_over_gen1=base["time_us"] / best["time_us"])
     return row
