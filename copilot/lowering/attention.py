@@ -733,6 +733,8 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     m1.SetOrgShape(static_cast<int32_t>(t->mb), static_cast<int32_t>(t->skv), static_cast<int32_t>(dqk));
     m1.SetBias(false);
     m1.SetBufferSpace(L1_HALF, L0C_HALF, -1);   // two objects share the AIC's L1 and L0C
+    // and L0A / L0B: base blocks of at most 128 x 128 x (64 B16 | 32 fp32) keep both within 64 KB
+    m1.SetFixSplit(-1, static_cast<int32_t>(t->skv < 128 ? (t->skv + 15) / 16 * 16 : 128), 64);
     if (m1.GetTiling(t->mm1) == -1) {
         return ge::GRAPH_FAILED;
     }
@@ -745,6 +747,7 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     m2.SetOrgShape(static_cast<int32_t>(t->mb), static_cast<int32_t>(t->dv), static_cast<int32_t>(t->skv));
     m2.SetBias(false);
     m2.SetBufferSpace(L1_HALF, L0C_HALF, -1);
+    m2.SetFixSplit(-1, static_cast<int32_t>(t->dv < 128 ? (t->dv + 15) / 16 * 16 : 128), 32);
     if (m2.GetTiling(t->mm2) == -1) {
         return ge::GRAPH_FAILED;
     }
