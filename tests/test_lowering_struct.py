@@ -148,7 +148,8 @@ def test_sinkhorn_rounds_and_eps_come_from_the_attrs():
     src = lower(_fixture("lw_sinkhorn")).source
     kernel = src.split("namespace optiling")[0]
     assert "1e-08" not in src and "0.0001" not in src              # eps is a run-time value
-    assert kernel.count("Gather(") == 2                             # into position-major order and back
+    # GM -> row order, row <-> column order between the steps, column -> GM order
+    assert kernel.count("Gather(") == 5
     assert "for (uint32_t k = 0; k < td_.loops; ++k)" in kernel
 
 

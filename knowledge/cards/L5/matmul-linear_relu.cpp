@@ -13,7 +13,7 @@
 #include "tiling/tiling_api.h"
 #include "register/op_def_registry.h"
 
-constexpr uint32_t BASE_N_MAX = 128;       // C tile columns: the tile and its epilogue fit UB
+constexpr uint32_t TILE_CAP = 128 * 128;   // C tile elements (baseM x baseN): the tile and its epilogue fit UB
 constexpr uint32_t POST_CAP = 2048;        // columns of a row-stage chunk
 constexpr uint32_t VEC_CAP = 2048;         // columns of a prologue chunk (and of a vector slice)
 constexpr uint32_t PRO_BYTES = 96 * 1024;  // UB for a prologue chunk's rows
@@ -154,7 +154,7 @@ public:
         pipe_.InitBuffer(vecBuf_, 2 * VEC_CAP * sizeof(float));
         pipe_.InitBuffer(vecRawBuf_, VEC_CAP * sizeof(float));
         pipe_.InitBuffer(roundBuf_, ROUND_CAP * sizeof(half));
-        pipe_.InitBuffer(rowBuf_, BASE_N_MAX * sizeof(float));
+        pipe_.InitBuffer(rowBuf_, ct.baseN * sizeof(float));
         if constexpr (false) {
             Prologue(workspace);
         } else {
@@ -428,18 +428,20 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     if (mt.GetTiling(t->cube) == -1) {
         return ge::GRAPH_FAILED;
     }
-    if (t->cube.baseN > static_cast<int32_t>(BASE_N_MAX)) {   // a C tile and its epilogue must fit UB
-        mt.SetFixSplit(-1, static_cast<int32_t>(BASE_N_MAX), -1);
-        if (mt.GetTiling(t->cube) == -1) {
-            return ge::GRAPH_FAILED;
-        }
-    }
     if (false) {                     // the row stage needs whole rows per core: N not split
         const uint64_t aivs = plat.GetCoreNumAiv();
         const uint64_t sm = ((m + aivs - 1) / aivs + 15) / 16 * 16;
         mt.SetSingleShape(static_cast<int32_t>(sm), static_cast<int32_t>(n), -1);
-        mt.SetFixSplit(-1, static_cast<int32_t>(BASE_N_MAX), -1);
         if (mt.GetTiling(t->cube) == -1 || t->cube.singleCoreN != static_cast<int32_t>(n) || n % 2 != 0) {
+            return ge::GRAPH_FAILED;
+        }
+    }
+    // a C tile and its epilogue must fit UB: cap the tile's area, keeping baseN wide when baseM is
+    // small (decode shapes: long B rows per copy)
+    if (t->cube.baseM * t->cube.baseN > static_cast<int32_t>(TILE_CAP)) {
+        const int32_t bn = static_cast<int32_t>(TILE_CAP) / t->cube.baseM / 16 * 16;
+        mt.SetFixSplit(-1, bn < 16 ? 16 : bn, -1);
+        if (mt.GetTiling(t->cube) == -1) {
             return ge::GRAPH_FAILED;
         }
     }
