@@ -129,6 +129,16 @@ def test_long_rows_stay_resident_in_fewer_working_tiles(tmp_path):
     assert "constexpr uint32_t NUM_SLOTS = 2;" in soft and "Exp(slot[0], slot[0], n);" in soft
 
 
+def test_quant_quotients_multiply_by_the_reciprocal_only_where_int8_tolerates_it():
+    d = CANNBENCH / "level2" / "dynamic_quant"
+    if not (d / "proto.yaml").is_file():
+        pytest.skip(f"CANN-Bench dynamic_quant not found at {d}")
+    src = lower(load_task(str(d))).source      # round(x / s) to int8, precision_thresholds {int8: 1}
+    assert "1.0f / stat_[" in src and "CAST_TRUNC" not in src   # .to(int8) of a rounded value: nothing
+    soft = lower("softmax").source                              # a float output keeps the true division
+    assert "Div(slot[" in soft and "1.0f / stat_[" not in soft
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
 @pytest.mark.parametrize("make", [_rms, _softmax, _long_rms, _long_softmax],
@@ -144,7 +154,8 @@ def test_short_rows_and_column_runs_pass_the_emulator(make, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
-@pytest.mark.parametrize("rel,cases", [("level2/rms_norm", "15,16,5,18"), ("level2/softmax", "13,16,17")])
+@pytest.mark.parametrize("rel,cases", [("level2/rms_norm", "15,16,5,18"), ("level2/softmax", "13,16,17"),
+                                       ("level2/dynamic_quant", "2,16,18")])
 def test_public_short_rows_pass(rel, cases, tmp_path):
     d = CANNBENCH / rel
     if not (d / "proto.yaml").is_file():
