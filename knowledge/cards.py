@@ -18,7 +18,8 @@ import yaml
 CARDS_DIR = Path(__file__).resolve().parent / "cards"
 
 LEVELS = ("L0", "L1", "L2", "L3", "L4", "L5")
-PATTERNS = ("elementwise", "broadcast", "reduction", "normalization", "softmax", "fusion", "matmul")
+PATTERNS = ("elementwise", "broadcast", "reduction", "normalization", "softmax", "fusion", "matmul", "conv",
+            "attention")
 PHASES = ("init", "mutation", "repair", "tuning")
 REQUIRED_KEYS = ("id", "level", "title", "patterns", "chips", "phases", "apis", "constraints",
                  "summary", "sources")

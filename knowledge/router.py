@@ -1,5 +1,5 @@
 """Compute-pattern router: task -> patterns (elementwise, broadcast, reduction, normalization,
-softmax, fusion, matmul), most specific first.
+softmax, fusion, matmul, conv, attention), most specific first.
 
 Two sources are combined: the proto `category` of the task (authoritative for built-in tasks) and
 the golden graph, observed by running the golden once on small inputs of the first case under a
@@ -33,6 +33,7 @@ CATEGORY_ALIASES = {
     "softmax": "softmax", "attention": "softmax",
     "fusion": "fusion", "fused": "fusion",
     "matmul": "matmul", "gemm": "matmul", "contraction": "matmul", "linear": "matmul",
+    "conv": "conv", "convolution": "conv",
 }
 
 _VIEW_OPS = {
@@ -54,6 +55,8 @@ _REDUCE_OPS = {"sum", "mean", "amax", "amin", "max", "min", "prod", "argmax", "a
                "cumsum", "cumprod", "logcumsumexp", "count_nonzero", "nansum", "median", "mode"}
 _NORM_HINT_OPS = {"rsqrt", "var", "var_mean", "std", "std_mean", "linalg_vector_norm", "norm", "sqrt"}
 _MATMUL_OPS = {"mm", "bmm", "addmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "einsum"}
+_CONV_OPS = {"convolution", "convolution_backward", "conv2d", "conv1d", "conv3d", "_convolution", "cudnn_convolution",
+             "mkldnn_convolution", "_slow_conv2d_forward", "_conv_depthwise2d", "slow_conv3d_forward"}
 
 
 @dataclass
@@ -130,10 +133,14 @@ def classify_trace(tr: GoldenTrace) -> list[str]:
     """Patterns seen in a trace, most specific first."""
     ops = set(tr.compute_ops)
     found: list[str] = []
-    if ops & _MATMUL_OPS:             # a matrix product: the cube's pattern comes first
-        found.append("matmul")
     has_softmax = bool(ops & _SOFTMAX_OPS) or ({"exp"} <= ops and (ops & {"sum"}) and
                                                 (ops & {"amax", "max"}) and (ops & {"div", "sub"}))
+    if ops & _CONV_OPS:               # a convolution: img2col / the cube, or the vector unit (depthwise)
+        found.append("conv")
+    if has_softmax and sum(o in _MATMUL_OPS for o in tr.compute_ops) >= 2:
+        found.append("attention")     # two products around a softmax
+    if ops & _MATMUL_OPS:             # a matrix product: the cube's pattern comes first
+        found.append("matmul")
     if has_softmax:
         found.append("softmax")
     has_norm = bool(ops & _NORM_OPS) or (bool(tr.reduced) and bool(ops & _NORM_HINT_OPS) and

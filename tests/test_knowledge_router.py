@@ -118,3 +118,21 @@ def test_pattern_names_pass_through_and_unknown_ones_are_rejected():
     assert normalise_patterns(["reduction", "fusion"]) == ["reduction", "fusion"]
     with pytest.raises(ValueError, match="unknown pattern"):
         normalise_patterns(["sorting"])
+
+
+def test_convolution_and_attention_goldens_route_to_their_patterns():
+    """A golden with aten.convolution routes to conv; two products around a softmax to attention
+    (before matmul); each pattern's slice carries its cards and a vector task's does not."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).parent / "fixtures"
+    conv = route(load_task(str(fixtures / "lowering_conv" / "lw_conv")))
+    attn = route(load_task(str(fixtures / "lowering_attention" / "lw_attention")))
+    assert conv[0] == "conv"
+    assert "attention" in attn and attn.index("attention") < attn.index("matmul")
+    conv_cards = {c.id for c in assemble(conv, "init").cards}
+    attn_cards = {c.id for c in assemble(attn, "init").cards}
+    assert {"L1.conv-semantics", "L3.conv-tiling", "L5.conv-lw_conv"} <= conv_cards
+    assert {"L1.attention-semantics", "L3.attention-tiling", "L5.attention-lw_attention"} <= attn_cards
+    vector = {c.id for c in assemble(["elementwise"], "init").cards}
+    assert not vector & {"L1.conv-semantics", "L1.attention-semantics", "L3.conv-tiling"}
