@@ -366,6 +366,8 @@ public:
         pipe_.InitBuffer(yBuf_, pcPad * sizeof(YT));
         pipe_.InitBuffer(wBuf_, CeilTo(taps + 1, 64) * sizeof(float));
         pipe_.InitBuffer(rawBuf_, CeilTo(taps + 1, 64) * sizeof(float));
+        pipe_.InitBuffer(maskBuf_, pcPad);
+        LocalTensor<uint8_t> mask = maskBuf_.Get<uint8_t>();
         LocalTensor<T> band = bandBuf_.Get<T>();
         LocalTensor<int32_t> off = offBuf_.Get<int32_t>(), tap = tapBuf_.Get<int32_t>();
         LocalTensor<T> g = gBuf_.Get<T>();
@@ -430,7 +432,11 @@ public:
                     sum = was;
                 }
             }
-            Add(acc, acc, comp, pc);
+            // the compensation only where the plain sum is finite (an inf tap makes it NaN)
+            Sub(e1, acc, acc, pcPad);
+            Compares(mask, e1, 0.0f, CMPMODE::EQ, pcPad);
+            Add(e2, acc, comp, pcPad);
+            Select(acc, mask, e2, acc, SELMODE::VSEL_TENSOR_TENSOR_MODE, pcPad);
             SetFlag<HardEvent::MTE3_V>(EVENT_ID3);
             WaitFlag<HardEvent::MTE3_V>(EVENT_ID3);
             FromFloat(yt, acc, pc);
@@ -443,7 +449,7 @@ public:
 
 private:
     TPipe pipe_;
-    TBuf<TPosition::VECCALC> bandBuf_, offBuf_, tapBuf_, gBuf_, gfBuf_, accBuf_, yBuf_, wBuf_, rawBuf_;
+    TBuf<TPosition::VECCALC> bandBuf_, offBuf_, tapBuf_, gBuf_, gfBuf_, accBuf_, yBuf_, wBuf_, rawBuf_, maskBuf_;
     GlobalTensor<T> xGm_, wGm_;
     GlobalTensor<BT> bGm_;
     GlobalTensor<YT> yGm_;
