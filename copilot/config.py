@@ -83,8 +83,16 @@ def settings_path() -> Path:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` so a reader sees the old file or the new one, never half of one."""
+    """Write `text` to `path` so a reader sees the old file or the new one, never half of one.
+
+    A path that names something other than a regular file (`/dev/null`, a FIFO, a terminal) is
+    written in place: renaming over it would replace the device with a file.
+    """
     path = Path(path)
+    if path.exists() and not path.is_file():
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

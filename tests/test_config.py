@@ -274,3 +274,26 @@ def test_a_bad_value_in_the_old_tui_json_is_named_not_dropped():
     assert msg.startswith(f"{config.config_dir() / 'tui.json'}: `rounds`: ") and "'x'" in msg
     assert (config.config_dir() / "tui.json").exists()                  # nothing lost
     assert not config.settings_path().exists()
+
+
+def test_atomic_write_to_a_fifo_writes_through_it_and_leaves_it_a_fifo(tmp_path):
+    # `cannpilot lower -o /dev/null` once renamed a temporary file over /dev/null: a path that is
+    # not a regular file is written in place, never replaced
+    import os
+    import stat
+    import threading
+
+    from copilot.config import atomic_write_text
+
+    out = tmp_path / "out"
+    out.mkdir()
+    fifo = out / "sink"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, encoding="utf-8").read()), daemon=True)
+    reader.start()
+    atomic_write_text(fifo, "kernel text\n")
+    reader.join(timeout=10)
+    assert got == ["kernel text\n"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert [p.name for p in out.iterdir()] == ["sink"]

@@ -11,6 +11,7 @@ import csv
 import json
 import dataclasses
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -130,8 +131,15 @@ def test_split_calls_ignores_consecutive_flush_kernels():
 
 # ---------------------------------------------------------------- build
 
+def _swap_add_call(src: str, name: str) -> str:
+    """The lowered add kernel with its one vector `Add(slot[..` call renamed to `name`."""
+    out, count = re.subn(r"\bAdd\((slot\[\d+\], slot\[\d+\], slot\[\d+\], n\);)", name + r"(\1", src)
+    assert count == 1, "the lowered add kernel should have exactly one Add call"
+    return out
+
+
 def test_build_failure_maps_to_constraint_id_and_line(tmp_path, add_src, task):
-    bad = add_src.replace("Add(slot[2], slot[0], slot[1], n);", "AddNotAnApi(slot[2], slot[0], slot[1], n);")
+    bad = _swap_add_call(add_src, "AddNotAnApi")
     line = next(i for i, ln in enumerate(bad.splitlines(), 1) if "AddNotAnApi" in ln)
     b = build(bad, task, None, "910B2", config=config(tmp_path))
     assert not b.ok
@@ -192,7 +200,7 @@ def test_fake_tensor_object_fails(built, tmp_path, task, small):
 
 
 def test_wrong_result_is_judged_wrong(tmp_path, add_src, small):
-    wrong = add_src.replace("Add(slot[2], slot[0], slot[1], n);", "Sub(slot[2], slot[0], slot[1], n);")
+    wrong = _swap_add_call(add_src, "Sub")
     k = tmp_path / "wrong.cpp"
     k.write_text(wrong)
     rep = check_kernel(k, "add", cases=small.id, config=config(tmp_path))

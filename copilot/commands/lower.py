@@ -5,9 +5,7 @@ Exit 0; 3 when the task (or a knob combination) is unsupported; 2 for a bad task
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 
@@ -24,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from copilot.config import atomic_write_text
     from copilot.lowering import lower, parse_knob
 
     knobs = dict(parse_knob(k) for k in args.knob)
@@ -32,11 +31,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"cannpilot lower: {note}", file=sys.stderr)
     if args.output:
         path = Path(args.output)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(kernel.source)
-        os.replace(tmp, path)
+        atomic_write_text(path, kernel.source)
         print(f"cannpilot lower: wrote {path} ({kernel.pattern})", file=sys.stderr)
     else:
         sys.stdout.write(kernel.source)
