@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass, field
 
 from copilot.errors import Unsupported
+from copilot.lowering.movement import _name
 
 SKV_MAX = 16384
 MB_ROWS = 128
@@ -51,11 +52,6 @@ class AttentionPlan:
 
     def render(self, knobs: dict) -> str:
         return render(self, knobs)
-
-
-def _name(n) -> str:
-    t = getattr(n, "target", None)
-    return getattr(t, "__name__", str(t)).split(".")[0]
 
 
 def _placeholders_of(node) -> list:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from copilot.errors import Unsupported
+from copilot.lowering.movement import _name
 
 _VIEWS = {"view", "_unsafe_view", "reshape", "clone", "contiguous", "alias", "detach", "unsqueeze"}
 PARAMS = ("sh", "sw", "ph", "pw", "dh", "dw")
@@ -47,11 +48,6 @@ class ConvPlan:
 
     def render(self, knobs: dict) -> str:
         return render(self, knobs)
-
-
-def _name(n) -> str:
-    t = getattr(n, "target", None)
-    return getattr(t, "__name__", str(t)).split(".")[0]
 
 
 def _source(n, ph_index):

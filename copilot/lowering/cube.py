@@ -21,6 +21,7 @@ import inspect
 from dataclasses import dataclass, field
 
 from copilot.errors import Unsupported
+from copilot.lowering.movement import _name
 
 MM_OPS = {"mm", "addmm", "bmm"}
 PASS = {"view", "reshape", "_unsafe_view", "clone", "contiguous", "alias", "detach", "unsqueeze", "squeeze",
@@ -64,12 +65,6 @@ class CubePlan:
 
 def is_cube_plan(plan) -> bool:
     return isinstance(plan, CubePlan)
-
-
-def _name(n) -> str:
-    t = getattr(n, "target", None)
-    s = getattr(t, "__name__", str(t))
-    return s.split(".")[0]
 
 
 def _dtype_of(n) -> str:

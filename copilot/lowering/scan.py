@@ -32,14 +32,15 @@ class ScanPlan:
     axis_rule: None = None
 
 
-def _scan_of(gm):
-    """(op, dim) when the graph is one cummin / cummax of its input returning (values, indices)."""
+def values_indices_op(gm, names):
+    """The graph's one call of an op in `names` on its only input when the graph returns that
+    call's (values, indices) pair and nothing else, else None."""
     places = [n for n in gm.graph.nodes if n.op == "placeholder"]
     calls = [n for n in gm.graph.nodes if n.op == "call_function"]
-    scans = [n for n in calls if _name(n) in _SCANS]
-    if len(places) != 1 or len(scans) != 1 or scans[0].args[0] is not places[0]:
+    ops = [n for n in calls if _name(n) in names]
+    if len(places) != 1 or len(ops) != 1 or ops[0].args[0] is not places[0]:
         return None
-    s = scans[0]
+    s = ops[0]
     out = next(o for o in gm.graph.nodes if o.op == "output").args[0]
     if not isinstance(out, (list, tuple)) or len(out) != 2:
         return None
@@ -48,7 +49,13 @@ def _scan_of(gm):
         return None
     if any(c is not s and _name(c) != "getitem" for c in calls):
         return None
-    return _name(s), int(s.args[1])
+    return s
+
+
+def _scan_of(gm):
+    """(op, dim) when the graph is one cummin / cummax of its input returning (values, indices)."""
+    s = values_indices_op(gm, _SCANS)
+    return None if s is None else (_name(s), int(s.args[1]))
 
 
 def plan_scan(task):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from copilot.errors import Unsupported
 from copilot.lowering.movement import _name
+from copilot.lowering.scan import values_indices_op
 
 _DTYPES = ("float16", "bfloat16", "float32", "int8", "uint8", "int32", "int64")
 MAX_CHUNK = 4064                       # positions per TopK call: <= 4096 and < 4096 copy rows
@@ -44,19 +45,8 @@ class TopKPlan:
 def _select_of(gm):
     """(k or None for a full sort, dim, largest) when the graph is one topk / sort of its only
     input returning (values, indices)."""
-    places = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
-    ops = [n for n in calls if _name(n) in ("topk", "sort")]
-    if len(places) != 1 or len(ops) != 1 or ops[0].args[0] is not places[0]:
-        return None
-    s = ops[0]
-    out = next(o for o in gm.graph.nodes if o.op == "output").args[0]
-    if not isinstance(out, (list, tuple)) or len(out) != 2:
-        return None
-    if any(not (o.op == "call_function" and _name(o) == "getitem" and o.args[0] is s and o.args[1] == i)
-           for i, o in enumerate(out)):
-        return None
-    if any(c is not s and _name(c) != "getitem" for c in calls):
+    s = values_indices_op(gm, ("topk", "sort"))
+    if s is None:
         return None
     args = list(s.args) + [None] * 5
     if _name(s) == "topk":
