@@ -31,6 +31,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from copilot.config import atomic_write_text  # noqa: E402
+
 CHIP = "910B2"
 
 
@@ -164,10 +167,7 @@ def main() -> None:
             "timing": "estimate",
         }
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n")
-    os.replace(tmp, out)
+    atomic_write_text(out, json.dumps(doc, indent=2) + "\n")
     print()
     print(f"{'kernel':10s} {'whole cpu':>10s} {'split cpu':>10s} {'ratio':>6s} {'whole wall':>11s} {'split wall':>11s}")
     for name, k in per_kernel.items():

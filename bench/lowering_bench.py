@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -172,10 +171,9 @@ def main(argv=None) -> int:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    from copilot.config import atomic_write_text
+
+    atomic_write_text(path, text)
 
 
 def _cell(r: dict | None) -> str:

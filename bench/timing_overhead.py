@@ -32,7 +32,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
 os.environ.setdefault("CANNPILOT_CACHE", str(Path(tempfile.gettempdir()) / f"cannpilot-bench-cache-{os.getuid()}"))
+from copilot.config import atomic_write_text  # noqa: E402
 
 CHIP = "910B2"
 L5 = REPO / "knowledge" / "cards" / "L5"
@@ -176,10 +178,7 @@ def main() -> int:
     doc["largest_cases"] = largest(args.runs)
     doc["machine"]["load_end"] = _load()
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(doc, indent=2))
-    os.replace(tmp, out)
+    atomic_write_text(out, json.dumps(doc, indent=2))
     print(f"timing overhead (functional + timing) / functional: median x{doc['overhead']['median_ratio']:.2f} "
           f"over {len(doc['overhead']['kernels'])} kernels")
     print(f"largest cases estimated in at most {doc['largest_cases']['max_estimate_case_s']:.2f} s "
