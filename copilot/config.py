@@ -130,7 +130,7 @@ class AgencySettings(BaseModel):
     generation1: Literal["tool_agent", "single_pass"] = "tool_agent"
     later: Literal["single_pass", "fix_loop"] = "single_pass"
     max_tool_turns: int = Field(default=8, ge=1)
-    max_tool_tokens: int = Field(default=150_000, ge=1000)
+    max_tool_tokens: int = Field(default=400_000, ge=1000)
     build_repairs: int = Field(default=3, ge=0)
     precision_repairs: int = Field(default=2, ge=0)
 

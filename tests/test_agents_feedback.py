@@ -247,10 +247,10 @@ async def test_each_tool_result_says_what_is_left_of_the_budget(task_dir):
     agent = LLMAgent(llm, CodeEvaluator(), session="t", use_lowering=False,
                      schedule=AgencySchedule(max_tool_turns=5))
     await agent.baseline(task, "910B2")
-    assert "Budget: at most 5 turns and 150,000 tokens" in llm.prompts[0].messages[-1]["content"]
+    assert "Budget: at most 5 turns and 400,000 tokens" in llm.prompts[0].messages[-1]["content"]
     first, second = (llm.prompts[i].messages[-1]["content"] for i in (1, 2))
     assert "[budget] turn 1 of at most 5;" in first and "[budget] turn 2 of at most 5;" in second
-    assert "of 150,000 tokens used" in first and "more turn(s)" in first
+    assert "of 400,000 tokens used" in first and "more turn(s)" in first
 
 
 async def test_a_lowered_kernel_that_fails_hands_generation_one_to_the_model(task_dir, monkeypatch):
@@ -275,3 +275,83 @@ async def test_a_lowered_kernel_that_fails_hands_generation_one_to_the_model(tas
     llm2 = ScriptedLLM([])
     p2 = await LLMAgent(llm2, CodeEvaluator(), session="t").baseline(task, "910B2")
     assert p2.origin == "lowering" and not llm2.prompts
+
+
+async def test_a_later_failing_kernel_does_not_replace_the_last_passing_one(task_dir):
+    from tests.test_agents import GOOD, WRONG, CodeEvaluator
+
+    task = load_task(task_dir)
+    llm = ScriptedLLM([GOOD % 1 + "\nTOOL run_quick_cases", WRONG % 2 + "\nFaster now. DONE"])
+    p = await LLMAgent(llm, CodeEvaluator(), session="t", use_lowering=False).baseline(task, "910B2")
+    assert "GOOD 1" in p.code and len(llm.prompts) == 2                 # no repair of the failing one
+    assert any("the last kernel that passed run_quick_cases stands" in n for n in p.notes)
+    assert "the last kernel that passed run_quick_cases stands" in llm.prompts[0].messages[-1]["content"]
+
+
+async def test_older_tool_turns_are_compacted_and_an_edit_reply_gets_its_kernel_back(task_dir):
+    from tests.test_agents import GOOD, WRONG, CodeEvaluator
+
+    task = load_task(task_dir)
+    edit = "<<<<<<< SEARCH\n// WRONG 1\n=======\n// GOOD 2\n>>>>>>> REPLACE\nTOOL run_quick_cases"
+    llm = ScriptedLLM([WRONG % 1 + "\nTOOL run_quick_cases", edit, "DONE"])
+    p = await LLMAgent(llm, CodeEvaluator(), session="t", use_lowering=False).baseline(task, "910B2")
+    assert "GOOD 2" in p.code
+    second, third = llm.prompts[1].messages, llm.prompts[2].messages
+    assert "// WRONG 1" in second[-2]["content"]                        # the newest turn is whole
+    assert "[run_quick_cases] status incorrect" in second[-1]["content"]
+    assert "every element 3% high" in second[-1]["content"]
+    old_reply, old_result = third[2]["content"], third[3]["content"]
+    assert "// WRONG 1" not in old_reply and "[kernel of this turn: superseded]" in old_reply
+    assert old_result.startswith("[compacted] [run_quick_cases] status incorrect")
+    assert "FAIL" in old_result and "(performance case" not in old_result
+    assert third[0] == second[0] and third[1] == second[1]              # the task prompt stays whole
+    latest = third[-1]["content"]                                       # an edit-only reply: its kernel in full
+    assert "[latest kernel] yours after your edits" in latest and "// GOOD 2" in latest
+
+
+def test_list_attrs_are_said_to_arrive_as_typed_vectors_and_none_keeps_the_indices():
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"CANN-Bench not found at {CANNBENCH}")
+    text = prompts.contract(load_task(CANNBENCH / "tasks" / "level2" / "resize_bilinear"))
+    assert "List attr(s) output_size (list_int), scale_factor (list_float)" in text
+    assert "TypedContinuousVector<int64_t>" in text and "GetListFloat(i)" in text
+    assert "Attr(s) output_size, scale_factor may be None" in text and "keep their indices" in text
+    assert "List attr" not in prompts.contract(load_task(CANNBENCH / "tasks" / "level2" / "gather"))
+
+
+def test_resampling_and_pooling_goldens_bring_the_index_rules_card(monkeypatch):
+    import copilot.agents.llm as llm_mod
+    from knowledge import assemble
+    from knowledge.cards import card_index
+
+    card = card_index()["L3.interpolation-index-rules"]
+    assert card.ops and not card.fits_pattern(["elementwise"])          # reached through ops only
+    for op in ("upsample_bilinear2d", "grid_sampler_3d", "_adaptive_avg_pool3d"):
+        monkeypatch.setattr(llm_mod, "golden_ops", lambda task, op=op: [op])
+        text = llm_mod.op_cards(None, [], "910B2")
+        assert f"aten.{op} -> L3.interpolation-index-rules" in text and "floor(i * In / Out)" in text
+    monkeypatch.setattr(llm_mod, "golden_ops", lambda task: ["add", "mul"])
+    assert "L3.interpolation-index-rules" not in llm_mod.op_cards(None, [], "910B2")
+    task = load_task(REPO / "tests" / "fixtures" / "tasks" / "scaled_tanh")
+    assert "L3.interpolation-index-rules" not in [c.id for c in assemble(task, "init", chip="910B2").cards]
+
+
+def test_resize_bilinear_traces_to_the_index_rules_card():
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"CANN-Bench not found at {CANNBENCH}")
+    from copilot.agents.llm import op_cards
+
+    text = op_cards(load_task(CANNBENCH / "tasks" / "level2" / "resize_bilinear"), [], "910B2")
+    assert "aten.upsample_bilinear2d -> L3.interpolation-index-rules" in text
+
+
+@pytest.mark.skipif(__import__("shutil").which("g++") is None, reason="g++ is required")
+def test_a_none_list_attr_keeps_the_index_of_the_attrs_after_it(tmp_path):
+    """Case 1 has size=None before flag=True: flag must still be attr 1 (it read as nullptr when the
+    None attr was dropped and flag moved to slot 0)."""
+    from copilot.backends.sim import check_kernel
+
+    task = load_task(REPO / "tests" / "fixtures" / "tasks" / "none_list_attr")
+    report = check_kernel(REPO / "tests" / "kernels" / "none_list_attr.cpp", task, chip="910B2", cases="all")
+    assert report.compiled and report.correct, [(c.id, c.message[:200]) for c in report.cases if not c.passed]
+    assert len(report.cases) == 2

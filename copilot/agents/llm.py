@@ -36,7 +36,9 @@ TOOL show_diagnostics    the last diagnostics with their explaining cards
 TOOL show_pipe_profile   per-pipe busy times and the bottleneck of the last passing run
 Put your kernel in a ```cpp block in the same reply as the tool calls that should see it.
 Reply DONE when the kernel passes: the latest kernel is then judged and timed as generation 1 (later
-rounds, if any, make variants of it). Speed work before DONE is welcome, within the turn budget."""
+rounds, if any, make variants of it); if it fails, the last kernel that passed run_quick_cases stands
+instead. Speed work before DONE is welcome, within the turn budget. Older turns are shown compacted
+(their kernels and long tool results cut to one line): the latest kernel and tool results are in full."""
 
 TOOL_LINE = re.compile(r"^[ \t]*TOOL[ \t]+(build|run_quick_cases|read_card|show_diagnostics|show_pipe_profile)\b"
                        r"[ \t]*(.*)$", re.M)
@@ -47,7 +49,7 @@ class AgencySchedule:
     generation1: str = "tool_agent"         # tool_agent | single_pass
     later: str = "single_pass"              # single_pass | fix_loop
     max_tool_turns: int = 8
-    max_tool_tokens: int = 150_000          # a turn resends the conversation: 15-25k tokens each
+    max_tool_tokens: int = 400_000          # a turn resends the (compacted) conversation: 20-45k tokens each
     build_repairs: int = 3
     precision_repairs: int = 2
 
@@ -58,6 +60,7 @@ class _Trace:
 
     code: str = ""
     last: Evaluation | None = None
+    passing: str = ""                       # the last kernel whose run_quick_cases passed
     notes: list[str] = field(default_factory=list)
 
 
@@ -95,6 +98,12 @@ class LLMAgent:
                 slice_ = self._slice(task, "init", chip, round_=1)
                 reply = await self._ask(prompts.generation_prompt(task, slice_.render()), "init", "cake", 1)
                 trace.code = self._extract(reply, None) or ""
+            if trace.code and trace.passing and trace.code != trace.passing:
+                ev = await self._evaluate(task, trace.code)     # cached: the repair loop reuses it
+                if ev.status != "passed":
+                    trace.notes.append(f"generation 1: the latest kernel was {ev.status}; "
+                                       "the last kernel that passed run_quick_cases stands")
+                    trace.code = trace.passing
             if trace.code:
                 trace.code = await self._repair(task, chip, trace, round_=1, mode="generation 1")
         except BudgetExhausted:
@@ -150,9 +159,11 @@ class LLMAgent:
             if not calls:
                 break                               # DONE, or a final answer without tools
             results = [await self._tool(task, chip, trace, name, arg.strip()) for name, arg in calls]
+            if trace.code and not FULL_KERNEL.search(reply.text):
+                results.append(f"[latest kernel] yours after your edits:\n```cpp\n{trace.code}\n```")
             results.append(self._budget_line(turn + 1, used))
-            msgs = msgs + [{"role": "assistant", "content": reply.text},
-                           {"role": "user", "content": "\n\n".join(results)}]
+            msgs = compact_turns(msgs) + [{"role": "assistant", "content": reply.text},
+                                          {"role": "user", "content": "\n\n".join(results)}]
             if used >= self.schedule.max_tool_tokens:
                 trace.notes.append(f"tool agent stopped at its token bound after {turn + 1} turns")
                 break
@@ -162,7 +173,8 @@ class LLMAgent:
         s = self.schedule
         left = min(s.max_tool_turns - turns, max(0, s.max_tool_tokens - used) // max(1, used // turns))
         return (f"[budget] turn {turns} of at most {s.max_tool_turns}; {used:,} of {s.max_tool_tokens:,} tokens "
-                f"used (about {left} more turn(s)); the latest kernel stands as generation 1 when they run out")
+                f"used (about {left} more turn(s)); when they run out, the latest kernel stands as generation 1 if it "
+                "passes, else the last kernel that passed run_quick_cases")
 
     async def _tool(self, task: Task, chip: str, trace: _Trace, name: str, arg: str) -> str:
         if name == "read_card":
@@ -174,6 +186,8 @@ class LLMAgent:
             ev = trace.last
             if name == "build" or not ev.build_ok:
                 return f"[build] {'ok' if ev.build_ok else 'FAILED'}\n" + _diag_lines(ev.diagnostics)
+            if ev.status == "passed":
+                trace.passing = trace.code
             cases = case_results(ev, lambda cid: self._case_label(task, cid), chip)
             return f"[run_quick_cases] status {ev.status}\n{cases}\n" + _diag_lines(ev.diagnostics)
         if name == "show_diagnostics":
@@ -278,6 +292,38 @@ class LLMAgent:
                                                       "reason": c.reason} for c in s.cards],
                                               total_tokens=s.total_tokens))
         return s
+
+
+FULL_KERNEL = re.compile(r"^```(?:cpp|c\+\+)?[ \t]*\n", re.M)
+COMPACT_RESULT_LINES = 4
+
+
+def compact_turns(msgs: list[dict]) -> list[dict]:
+    """The tool agent's conversation with its older turns cut down: the task prompt stays whole;
+    every earlier reply keeps its words but not its kernel (a later one superseded it), and every
+    earlier tool result keeps its header lines and first failures (a card read stays whole: the
+    model asked for it). The newest reply and result are appended by the caller in full."""
+    out = msgs[:2]
+    for m in msgs[2:]:
+        text = m["content"]
+        if m["role"] == "assistant":
+            text = re.sub(r"```(?:cpp|c\+\+)?[ \t]*\n.*?(?:```|\Z)", "[kernel of this turn: superseded]", text, flags=re.S)
+            text = re.sub(r"<<<<<<< SEARCH\n.*?>>>>>>> REPLACE", "[edit block of this turn: applied]", text, flags=re.S)
+        elif not text.startswith("[compacted]"):
+            text = "[compacted] " + "\n\n".join(_compact_result(part) for part in text.split("\n\n["))
+        out.append({"role": m["role"], "content": text})
+    return out
+
+
+def _compact_result(part: str) -> str:
+    part = part if part.startswith("[") else "[" + part
+    if part.startswith("[read_card") or part.startswith("[budget]"):
+        return part
+    if part.startswith("[latest kernel]"):
+        return "[latest kernel] (superseded)"
+    lines = part.splitlines()
+    keep = [lines[0]] + [x for x in lines[1:] if "FAIL" in x or x.startswith("- [")][:COMPACT_RESULT_LINES]
+    return "\n".join(keep) + (f"\n({len(lines) - len(keep)} more line(s) cut)" if len(lines) > len(keep) else "")
 
 
 def _failure_class(ev: Evaluation, label=lambda cid: f"case {cid}") -> str:

@@ -98,8 +98,15 @@ def contract(task: Task) -> str:
     unset = [a.name for a in task.attrs if any(c.attrs.get(a.name, a.default) is None for c in task.cases)]
     if unset:
         text += (f"\nAttr(s) {', '.join(unset)} may be None in a case: such an attr is not passed, so in "
-                 "TilingFunc GetAttrs()->GetStr(i) / GetInt(i) / GetFloat(i) returns nullptr for it: test the "
-                 "pointer and use the golden's meaning of None.")
+                 "TilingFunc GetAttrs()->GetStr(i) / GetInt(i) / GetFloat(i) / GetListInt(i) / GetListFloat(i) "
+                 "returns nullptr for it (the attrs after it keep their indices): test the pointer and use the "
+                 "golden's meaning of None.")
+    lists_attrs = [f"{a.name} ({a.type})" for a in task.attrs if a.type in ("list_int", "list_float")]
+    if lists_attrs:
+        text += (f"\nList attr(s) {', '.join(lists_attrs)}: GetAttrs()->GetListInt(i) returns "
+                 "const gert::TypedContinuousVector<int64_t>* and GetListFloat(i) one of float (fp32), each "
+                 "with GetSize() and GetData(); i is the attr's index in proto order. Copy the values you need "
+                 "into the tiling data.")
     if lists:
         text += (f"\nTensor list input(s) {', '.join(lists)}: one GM_ADDR whose buffer holds the list's tensors in "
                  "order, each flattened, back to back; TilingFunc sees their concatenation as one 1-D input, so "

@@ -590,9 +590,8 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
             v = values.get(a.name, a.default)
             if v is None:
                 v = _golden_default(task, a.name)   # what the golden ran with; later attrs keep their index
-            if v is None:
-                continue
-            lines.append(_attr_line(a.type, v))
+            # an attr that stays None holds its slot empty: its getter returns nullptr, later attrs keep their index
+            lines.append("attr n -" if v is None else _attr_line(a.type, v))
         # The result channel: a file of the parent's, inherited as a descriptor by the launcher only.
         result_fd = os.open(workdir / "result.txt", os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         lines.append(f"result_fd {result_fd}")
