@@ -44,12 +44,12 @@ needs_root = pytest.mark.skipif(not (ROOT and CAPS["pid_mount_ipc_namespaces"] a
                                 reason="the uid and namespace layers need root (as in CI)")
 
 # Attacks the source scan refuses (check and the evaluator share it).
-SCANNED = ["asm_syscall", "cost_reset", "counter_forge", "ctor_system", "diag_flood", "event_hide", "event_suppress",
+SCANNED = ["asm_syscall", "cost_params_forge", "cost_reset", "counter_forge", "ctor_system", "diag_flood", "event_hide", "event_suppress",
            "forged_cost_exit", "include_dev_zero", "include_secret",
-           "paste_internals", "preinit_daemon", "report_injection", "rival_attack", "static_init_fork",
+           "paste_internals", "pending_forge", "preinit_daemon", "report_injection", "rival_attack", "static_init_fork",
            "tamper_rundir", "timing_probe"]
 # Attacks written in plain AscendC/C++ that pass it: the later layers stop them.
-UNSCANNED = ["data_probe_skip", "preprocessor_bomb", "raw_pointer", "raw_read_local", "raw_ub_scalar",
+UNSCANNED = ["data_probe_skip", "memory_search", "preprocessor_bomb", "raw_pointer", "raw_read_local", "raw_ub_scalar",
              "wrong_when_large"]
 
 

@@ -59,6 +59,8 @@ inline Hooks& hooks() {
     return h;
 }
 
+inline Pending& pending() { return hooks().pending; }
+
 // Whether API calls feed the timeline: a cost model is configured, or this is a block process
 // whose calls are forwarded (kEventFd open); clearing `enabled` from kernel code stops nothing.
 inline bool active() { return hooks().enabled || Timeline::events_open(); }
