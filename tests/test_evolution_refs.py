@@ -76,3 +76,57 @@ def test_the_written_runs_select_what_the_mask_selects():
             continue
         assert torch.equal(_take(t, runs), want)
     assert written_runs(few) == [(0, 1_000), (2_000, 3_000), (9_000, 10_000)]
+
+
+def _outputs(n: int, dt: torch.dtype, special: bool, seed: int):
+    """(kernel output, fp64 golden, same-precision reference): magnitudes over nine decades (the
+    small-value and cancellation regions are populated), with inf/nan/out-of-range goldens when
+    `special`."""
+    rng = np.random.default_rng(seed)
+    g = rng.standard_normal(n) * (10.0 ** rng.integers(-6, 3, n))
+    if special:
+        g[rng.integers(0, n, 40)] = np.inf
+        g[rng.integers(0, n, 40)] = np.nan
+        g[rng.integers(0, n, 40)] = 1e40                 # past every judged format but fp32's range
+    bench = torch.from_numpy(g).to(dt)
+    kernel = torch.from_numpy(g * (1 + 2e-4 * rng.standard_normal(n))).to(dt)
+    return kernel, torch.from_numpy(g), bench
+
+
+def test_the_reference_side_computed_once_gives_the_same_verdict():
+    """The reference's share of the scan kept across candidates (ReferenceScan) changes nothing in
+    the verdict, over whole outputs and over the runs a sampled judge takes, passing or failing."""
+    from copilot.oracle.precision import ReferenceScan, judge
+
+    runs = [(5, 30_000), (40_000, 40_001), (70_000, 90_001)]
+
+    def sub(x):
+        return torch.cat([x.reshape(-1)[lo:hi] for lo, hi in runs])
+
+    classes = set()
+    for dt in (torch.float16, torch.bfloat16, torch.float32):
+        name = str(dt).removeprefix("torch.")
+        for special in (False, True):
+            for threshold in (None, 1e-3):
+                kernel, golden, bench = _outputs(90_001, dt, special, seed=len(classes))
+                for k in (kernel, bench, bench.clone().masked_fill_(torch.rand(90_001) < 1e-3, 0)):
+                    side = ReferenceScan(golden, bench, name, threshold)
+                    plain = judge(k, golden, bench, name, threshold)
+                    assert judge(k, golden, bench, name, threshold, side.view()).to_json() == plain.to_json()
+                    plain = judge(sub(k), sub(golden), sub(bench), name, threshold)
+                    kept = judge(sub(k), sub(golden), sub(bench), name, threshold, side.view(runs))
+                    assert kept.to_json() == plain.to_json()
+                    classes.add(plain.failure_class)
+    assert None in classes and len(classes) >= 3        # passing and several failing verdicts compared
+
+
+def test_a_side_for_other_elements_or_limits_is_not_used():
+    from copilot.oracle.precision import ReferenceScan, judge
+
+    kernel, golden, bench = _outputs(70_000, torch.float16, False, seed=3)
+    wrong_size = ReferenceScan(golden[:100], bench[:100], "float16").view()
+    plain = judge(kernel, golden, bench, "float16").to_json()
+    assert judge(kernel, golden, bench, "float16", None, wrong_size).to_json() == plain
+    assert judge(kernel, golden, bench, "float16", 1e-3, ReferenceScan(golden, bench, "float16").view()).to_json() \
+        == judge(kernel, golden, bench, "float16", 1e-3).to_json()
+    assert ReferenceScan(golden, None, "int32").view() is None          # judged exactly, no scan

@@ -125,6 +125,40 @@ class _RefStore:
             return self.dir
 
 
+class _ScanStore:
+    """The reference's share of each output's precision scan (`precision.ReferenceScan`) per case
+    of the session, kept in this process for every candidate judged against the same references;
+    the oldest cases are dropped past `SCAN_MEMORY_BYTES`."""
+
+    def __init__(self) -> None:
+        from collections import OrderedDict
+
+        self.scans: OrderedDict[tuple, list] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple, task: Task, ref) -> list:
+        from copilot.oracle.precision import ReferenceScan
+        from copilot.oracle.verdict import task_thresholds
+
+        with self.lock:
+            hit = self.scans.get(key)
+            if hit is None:
+                th = task_thresholds(task)
+                hit = [ReferenceScan(o, b, spec.dtype, th.get(spec.dtype.lower()))
+                       for o, b, spec in zip(ref.oracle, ref.bench, ref.outputs)]
+                self.scans[key] = hit
+            self.scans.move_to_end(key)
+            total = sum(sc.nbytes for scans in self.scans.values() for sc in scans)
+            while len(self.scans) > 1 and total > SCAN_MEMORY_BYTES:
+                _, old = self.scans.popitem(last=False)
+                total -= sum(sc.nbytes for sc in old)
+            return hit
+
+
+# Bytes of precomputed scan sides kept (13 bytes per element of the judged outputs).
+SCAN_MEMORY_BYTES = 768 << 20
+
+
 # Dtype combinations of one candidate compiled at once (the machine has two cores).
 BUILD_WORKERS = 2
 
@@ -147,6 +181,7 @@ class SimEvaluator:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._cache: dict[str, Evaluation] = {}
         self._refs = _RefStore(self.workdir)
+        self._scans = _ScanStore()
         self._tiers: dict[str, list[Case]] = {}
         self._lock = threading.Lock()
 
@@ -272,7 +307,7 @@ class SimEvaluator:
             return Evaluation("build_failed", diagnostics=_dedupe(diags), build_ok=False), seconds
         run = sim.run(b, task, case, r.inputs, outputs=r.ref.outputs, chip=self.chip)
         diags += [d.to_json() for d in run.diagnostics]
-        verdict = run_verdict(task, r.ref, run, r.inputs, case)
+        verdict = run_verdict(task, r.ref, run, r.inputs, case, scans=self._scans_of(task, case, r, seed))
         passed = bool(verdict.passed)
         cases_out.append({"id": case.id, "passed": passed, "mere": _num(verdict.mere),
                           "mare": _num(verdict.mare), "failure_class": verdict.failure_class,
@@ -296,6 +331,13 @@ class SimEvaluator:
             return compute()
         return self._refs.get((task.name, case.id, seed), compute)
 
+    def _scans_of(self, task: Task, case: Case, r: _Ref, seed: int | None) -> list | None:
+        """The kept reference side of the case's scans (the session's seed only: the re-validation's
+        fresh inputs are judged once)."""
+        if seed is not None and seed != self.seed:
+            return None
+        return self._scans.get((task.name, case.id, self.seed, self.chip), task, r.ref)
+
     def _time_case(self, task: Task, case: Case, builds: dict, path: Path, full: bool = False,
                    seed: int | None = None):
         """(est_us, roofline_fraction, extra) for one performance case, judged: the run that gives
@@ -316,7 +358,8 @@ class SimEvaluator:
             if est is None:
                 return None
             return est.time_us, est.roofline_fraction, _estimate_row(est, False)
-        t = timed_case(b, task, case, self.chip, r.inputs, r.ref, full=full)
+        t = timed_case(b, task, case, self.chip, r.inputs, r.ref, full=full,
+                       scans=self._scans_of(task, case, r, seed))
         judged = "full" if t.full else "sampled blocks"
         if not t.passed:
             row = {"id": case.id, "role": "performance", "passed": False, "message": t.message, "judged": judged}

@@ -295,13 +295,19 @@ def _overflowed(a: np.ndarray, g: np.ndarray, name: str) -> tuple[np.ndarray, np
     return a, g
 
 
-def _scan(act, orc, ben, name: str, th: Thresholds) -> _Scan:
+def _scan(act, orc, ben, name: str, th: Thresholds, side: ScanSide | None = None) -> _Scan:
+    """The standard's statistics of `act` against `orc` (and `ben`). `side`: the reference's share
+    of this scan computed beforehand (`ReferenceScan`), for the same elements: the same statistics
+    without truncating the golden or judging the bench again."""
     s = _Scan(n=int(orc.shape[0]))
     mare = th.mare
     for start in range(0, s.n, _CHUNK):
         stop = min(start + _CHUNK, s.n)
-        a, g = _overflowed(_f64(act, start, stop), _f64(orc, start, stop), name)
-        gfin = np.isfinite(g)
+        a, g = _f64(act, start, stop), _f64(orc, start, stop)
+        fl = None if side is None else side.flags[start:stop]
+        if fl is None or side.big:
+            a, g = _overflowed(a, g, name)
+        gfin = np.isfinite(g) if fl is None else (fl & _S_FINITE).view(bool)
         afin = np.isfinite(a)
         valid = gfin & afin
         all_valid = bool(valid.all())
@@ -313,11 +319,15 @@ def _scan(act, orc, ben, name: str, th: Thresholds) -> _Scan:
             s.mismatch.add(gbad & ~matched, start)
         with np.errstate(invalid="ignore", over="ignore"):
             ag = np.abs(g)
-            t = truncate(g, name)
-            small = np.abs(t) < th.small_value
+            if fl is None:
+                t = truncate(g, name)
+                small = np.abs(t) < th.small_value
+                cancel = (ag < th.cancel) & (ag >= th.small_value)
+            else:
+                small = (fl & _S_SMALL).astype(bool)
+                cancel = (fl & _S_CANCEL).astype(bool)
             if not all_valid:
                 small &= valid
-            cancel = (ag < th.cancel) & (ag >= th.small_value)
             cancel &= np.abs(a) < th.cancel
             cancel &= ~small
             if not all_valid:
@@ -339,11 +349,17 @@ def _scan(act, orc, ben, name: str, th: Thresholds) -> _Scan:
             k_cancel = cancel & over
             k_normal = normal & over
             n_small = int(np.count_nonzero(small))
-            if n_small:
+            if n_small and fl is None:
                 abs_t = np.abs(a - t)
                 k_small = small & (abs_t > th.small_value_error)
                 s.k_small.add(k_small, start)
                 s.worst_small.add(abs_t, small, start)
+            elif n_small:                                 # only at the small elements
+                at = np.flatnonzero(small)
+                abs_t = np.full(small.size, -np.inf)
+                abs_t[at] = np.abs(a[at] - side.t[start:stop][at])
+                s.k_small.add(abs_t > th.small_value_error, start)
+                s.worst_small.add(abs_t, None, start)
 
         n_valid = stop - start if all_valid else int(np.count_nonzero(valid))
         s.valid += n_valid
@@ -368,7 +384,17 @@ def _scan(act, orc, ben, name: str, th: Thresholds) -> _Scan:
             s.worst_normal.add(err, normal, start)
         s.worst_cancel.add(err, cancel, start)
 
-        if ben is not None:
+        if fl is not None and side.berr is not None:
+            bad = (fl & _S_BAD).astype(bool)
+            if n_small:
+                s.r_small += int(np.count_nonzero(small & (fl & _S_SMALL_BAD).astype(bool)))
+            s.r_cancel += int(np.count_nonzero(cancel & bad))
+            s.r_normal += int(np.count_nonzero(normal & bad))
+            s.r_normal_at_k += int(np.count_nonzero(k_normal & bad))
+            if n_normal:
+                berr = side.berr[start:stop]
+                s.normal_ref_err_sum += float(berr.sum() if all_normal else np.sum(berr, where=normal))
+        elif ben is not None:
             b = _f64(ben, start, stop)
             with np.errstate(invalid="ignore", over="ignore"):
                 berr = b - g
@@ -386,6 +412,110 @@ def _scan(act, orc, ben, name: str, th: Thresholds) -> _Scan:
                     s.normal_ref_err_sum += float(berr.sum() if all_normal
                                                   else np.sum(berr, where=normal))
     return s
+
+
+# ------------------------------------------------------------- the reference's share, computed once
+
+# Per-element bits of a ScanSide.
+_S_FINITE, _S_SMALL, _S_CANCEL, _S_BAD, _S_SMALL_BAD = 1, 2, 4, 8, 16
+
+
+@dataclass
+class ScanSide:
+    """What `_scan` computes from the golden and the same-precision reference alone, for a run of
+    elements: per element the bits above (golden finite after the range rule; small-value region;
+    cancellation candidate by the golden; the reference over the MARE limit; the reference over the
+    small-value error), the truncated golden (exact in float32 for every format judged here), and
+    the reference's relative error (nan as inf; None without a reference). `big`: some golden is
+    past the format's range (those chunks take the range rule again, as without a side)."""
+
+    flags: np.ndarray
+    t: np.ndarray
+    berr: np.ndarray | None
+    big: bool
+    name: str = ""                   # the format and limits it was computed for
+    th: Thresholds | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return self.flags.nbytes + self.t.nbytes + (0 if self.berr is None else self.berr.nbytes)
+
+
+def _side_of(g: np.ndarray, b: np.ndarray | None, name: str, th: Thresholds) -> ScanSide:
+    """The reference's share of the scan for fp64 golden `g` and reference `b` (flat, same length)."""
+    mx = _FORMATS[name][2]
+    with np.errstate(invalid="ignore", over="ignore"):
+        big = bool((np.abs(g) > mx).any())
+        if big:
+            g = _overflowed(g, g, name)[1]
+        ag = np.abs(g)
+        t = truncate(g, name)
+        small = np.abs(t) < th.small_value
+        flags = np.isfinite(g).astype(np.uint8)
+        flags |= small.astype(np.uint8) << 1
+        flags |= ((ag < th.cancel) & (ag >= th.small_value)).astype(np.uint8) << 2
+        berr = None
+        if b is not None:
+            berr = np.abs(b - g)
+            berr /= ag + _EPS
+            flags |= (~(berr <= th.mare)).astype(np.uint8) << 3
+            flags |= (~(np.abs(b - t) <= th.small_value_error)).astype(np.uint8) << 4
+            berr[np.isnan(berr)] = np.inf
+    return ScanSide(flags, t.astype(np.float32), berr, big, name, th)
+
+
+class ReferenceScan:
+    """The reference's share of the scan of one output (the fp64 oracle and the same-precision
+    reference do not change between the candidates judged against them), computed by blocks of
+    `BLOCK` elements when first needed and kept: a sampled run's judge computes only the blocks
+    its written elements fall in. Belongs to the judging process; nothing a kernel runs can reach it."""
+
+    BLOCK = 1 << 18
+
+    def __init__(self, oracle, bench, dtype: str, threshold: float | None = None) -> None:
+        import threading
+
+        self.name = _dtype_name(dtype)
+        standard = self.name in THRESHOLDS and threshold != 0     # else judged exactly or bit by bit
+        self.th = thresholds_for(self.name, threshold) if standard else None
+        self.oracle, self.bench = _flat(oracle), None if bench is None else _flat(bench)
+        self.n = int(self.oracle.shape[0])
+        self.blocks: dict[int, ScanSide] = {}
+        self.lock = threading.Lock()
+
+    @property
+    def nbytes(self) -> int:
+        return sum(b.nbytes for b in self.blocks.values())
+
+    def _block(self, k: int) -> ScanSide:
+        with self.lock:
+            hit = self.blocks.get(k)
+        if hit is None:
+            lo, hi = k * self.BLOCK, min((k + 1) * self.BLOCK, self.n)
+            hit = _side_of(_f64(self.oracle, lo, hi), None if self.bench is None else _f64(self.bench, lo, hi),
+                           self.name, self.th)
+            with self.lock:
+                self.blocks[k] = hit
+        return hit
+
+    def view(self, runs: list[tuple[int, int]] | None = None) -> ScanSide | None:
+        """The side of the elements in `runs` ([lo, hi) in order; all when None), concatenated;
+        None for an output the standard's scan does not judge."""
+        if self.th is None:
+            return None
+        parts = []
+        for lo, hi in runs if runs is not None else [(0, self.n)]:
+            for k in range(lo // self.BLOCK, (hi - 1) // self.BLOCK + 1 if hi > lo else lo // self.BLOCK):
+                b, base = self._block(k), k * self.BLOCK
+                a, z = max(lo, base) - base, min(hi, base + self.BLOCK) - base
+                parts.append(ScanSide(b.flags[a:z], b.t[a:z], None if b.berr is None else b.berr[a:z], b.big,
+                                      self.name, self.th))
+        if len(parts) == 1:
+            return parts[0]
+        cat = (lambda xs: np.concatenate(xs)) if parts else (lambda xs: np.empty(0))
+        return ScanSide(cat([p.flags for p in parts]).astype(np.uint8), cat([p.t for p in parts]).astype(np.float32),
+                        None if self.bench is None else cat([p.berr for p in parts]).astype(np.float64),
+                        any(p.big for p in parts), self.name, self.th)
 
 
 # ----------------------------------------------------------------------------------- formatting
@@ -524,14 +654,16 @@ def _num(x) -> str:
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
-def judge(actual, oracle, bench, dtype: str, threshold: float | None = None) -> CaseVerdict:
+def judge(actual, oracle, bench, dtype: str, threshold: float | None = None,
+          side: ScanSide | None = None) -> CaseVerdict:
     """Judge one output by the Ascend precision standard (docs/precision.md).
 
     `actual`: the kernel's output (any float dtype); `oracle`: fp64 truth; `bench`: the
     same-precision reference output, or None (the reference then counts 0 errors); `dtype`: the
     output dtype name. `threshold`: the task's declared threshold for this dtype, if any: for
     integer and bool outputs the allowed |kernel - golden| (none: exact match), for float outputs
-    the MERE limit T (MARE limit 10T), 0 meaning bit-exact.
+    the MERE limit T (MARE limit 10T), 0 meaning bit-exact. `side`: the reference's share of
+    the scan for these elements (`ReferenceScan.view`), computed once for every kernel judged.
     """
     name = _dtype_name(dtype)
     a_shape, o_shape = _shape(actual), _shape(oracle)
@@ -550,7 +682,10 @@ def judge(actual, oracle, bench, dtype: str, threshold: float | None = None) -> 
         raise BadInput(f"precision: the same-precision reference has shape {list(_shape(bench))}, "
                        f"the oracle {list(o_shape)}; check the golden's bench function")
     th = thresholds_for(name, threshold)
-    s = _scan(_flat(actual), _flat(oracle), None if bench is None else _flat(bench), name, th)
+    if side is not None and (side.name != name or side.th != th or side.flags.shape[0] != math.prod(o_shape)
+                             or (side.berr is None) != (bench is None)):
+        side = None                                   # computed for other elements or limits
+    s = _scan(_flat(actual), _flat(oracle), None if bench is None else _flat(bench), name, th, side)
     return _verdict(s, th, o_shape)
 
 

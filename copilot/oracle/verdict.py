@@ -106,10 +106,11 @@ def _ties_only(task: Task, case, inputs, actual, oracle, name: str) -> str | Non
 
 
 def judge_case(task: Task, ref: Reference, actuals: list, inputs: list | None = None,
-               case=None) -> CaseVerdict:
+               case=None, scans: list | None = None) -> CaseVerdict:
     """Judge every compared output; the case passes when all do. The failing verdict names its
     output; `outputs` holds each compared output's verdict. `inputs` and `case` (optional) let an
-    index output that differs only at ties pass."""
+    index output that differs only at ties pass. `scans`: per output, the reference's share of its
+    scan computed once (`precision.ReferenceScan`, or its `ScanSide` for these elements) or None."""
     verdicts: list[CaseVerdict] = []
     if len(actuals) != len(ref.oracle):
         return CaseVerdict(False, "structural", math.nan, math.nan, "shape_mismatch", {},
@@ -124,8 +125,9 @@ def judge_case(task: Task, ref: Reference, actuals: list, inputs: list | None = 
         if v is None and task.precision_mode == "allclose":
             v = judge_allclose(actual, ref.bench[i], spec_out.dtype)
         elif v is None:
-            v = judge(actual, ref.oracle[i], ref.bench[i], spec_out.dtype,
-                      thresholds.get(spec_out.dtype.lower()))
+            th = thresholds.get(spec_out.dtype.lower())
+            v = judge(actual, ref.oracle[i], ref.bench[i], spec_out.dtype, th,
+                      _side(scans, i))
             if v.failure_class == "integer_mismatch":
                 why = _ties_only(task, case, inputs, actual, ref.oracle[i], name)
                 if why:
@@ -149,7 +151,16 @@ def judge_case(task: Task, ref: Reference, actuals: list, inputs: list | None = 
 _RUN_FAILURES = ("RUN.TIMEOUT", "RUN.CRASH", "RUN.MEMORY")
 
 
-def run_verdict(task: Task, ref: Reference, run, inputs: list | None = None, case=None) -> CaseVerdict:
+def _side(scans, i: int):
+    """The precomputed side of output `i`'s scan when there is one for these arrays, else None."""
+    from copilot.oracle.precision import ReferenceScan
+
+    sc = scans[i] if scans is not None and i < len(scans) else None
+    return sc.view() if isinstance(sc, ReferenceScan) else sc     # judge() checks it fits
+
+
+def run_verdict(task: Task, ref: Reference, run, inputs: list | None = None, case=None,
+                scans: list | None = None) -> CaseVerdict:
     """The verdict on one run of a case: a timeout, crash or out-of-memory names the failure
     (`RUN.TIMEOUT`, ...), whatever values the output buffers hold; other error findings (rule
     breaches) fail a case whose values pass as `rule_error`."""
@@ -159,7 +170,7 @@ def run_verdict(task: Task, ref: Reference, run, inputs: list | None = None, cas
         ids = ", ".join(dict.fromkeys(d.id for d in errors))
         return CaseVerdict(False, "run", math.nan, math.nan, fatal.id, {},
                            f"run error ({ids}): {fatal.message}", None)
-    verdict = judge_case(task, ref, run.outputs, inputs=inputs, case=case)
+    verdict = judge_case(task, ref, run.outputs, inputs=inputs, case=case, scans=scans)
     if errors:
         ids = ", ".join(dict.fromkeys(d.id for d in errors))
         verdict.passed = False

@@ -74,9 +74,11 @@ def _take(t: torch.Tensor, runs: list[tuple[int, int]] | torch.Tensor) -> torch.
     return torch.cat([flat[lo:hi] for lo, hi in runs]) if runs else flat[:0]
 
 
-def judge_sampled(task, ref, outputs: list, inputs, case, run) -> tuple[bool, str, list[Diagnostic]]:
+def judge_sampled(task, ref, outputs: list, inputs, case, run,
+                  scans: list | None = None) -> tuple[bool, str, list[Diagnostic]]:
     """(passed, message, findings) for a sampled run of a case: the written elements of every
-    compared output against the oracle, and the written share against the blocks that ran."""
+    compared output against the oracle, and the written share against the blocks that ran.
+    `scans`: per output, the reference's share of its scan (`precision.ReferenceScan`) or None."""
     from copilot.oracle.golden import Reference
     from copilot.oracle.verdict import judge_case
 
@@ -85,7 +87,7 @@ def judge_sampled(task, ref, outputs: list, inputs, case, run) -> tuple[bool, st
     block_dim = max(1, run.block_dim)
     ran = block_dim if block_dim <= 3 else 3
     expect = min(1.0, ran / block_dim)
-    sub_oracle, sub_bench, sub_out, sub_act, specs = [], [], [], [], []
+    sub_oracle, sub_bench, sub_out, sub_act, specs, sides = [], [], [], [], [], []
     for i, (actual, spec) in enumerate(zip(outputs, ref.outputs)):
         tspec = task.outputs[i] if i < len(task.outputs) else None
         if tspec is not None and not tspec.compare:
@@ -99,6 +101,8 @@ def judge_sampled(task, ref, outputs: list, inputs, case, run) -> tuple[bool, st
             return False, msg, [Diagnostic("RUN.INTEGRITY", "error", msg, 0,
                                            "a timed run must compute what a judged run computes")]
         runs = written_runs(mask)
+        sc = scans[i] if scans is not None and i < len(scans) else None
+        sides.append(sc.view(runs) if sc is not None and runs is not None else None)
         if runs is None:
             runs = torch.from_numpy(np.flatnonzero(mask))
         sub_act.append(_take(actual, runs))
@@ -110,7 +114,7 @@ def judge_sampled(task, ref, outputs: list, inputs, case, run) -> tuple[bool, st
         return True, "no output is compared", []
     sub = Reference(sub_oracle, sub_bench, sub_out)
     view = _SubTask(task, specs)
-    verdict = judge_case(view, sub, sub_act)
+    verdict = judge_case(view, sub, sub_act, scans=sides)
     msg = f"sampled blocks ({ran} of {block_dim}): {verdict.message}"
     return bool(verdict.passed), msg, []
 
@@ -136,10 +140,12 @@ class TimedCase:
     full: bool = False                   # every block ran (asked for, or a cross-block kernel)
 
 
-def timed_case(build, task, case, chip: str, inputs, ref, full: bool = False) -> TimedCase:
+def timed_case(build, task, case, chip: str, inputs, ref, full: bool = False,
+               scans: list | None = None) -> TimedCase:
     """Time one case and judge the same run: the sampled blocks (every block when `full`, or when
     the kernel works across blocks) on real inputs with the cost model on, their written elements
-    compared with the oracle."""
+    compared with the oracle. `scans`: the reference's share of each output's scan, kept by the
+    caller across candidates (`precision.ReferenceScan`), or None."""
     from copilot.backends import sim
     from copilot.chips import load_chip
     from copilot.costmodel import with_roofline
@@ -151,12 +157,12 @@ def timed_case(build, task, case, chip: str, inputs, ref, full: bool = False) ->
     run = sim.run(build, task, case, inputs, outputs=ref.outputs, chip=chip, sample_blocks=not full)
     errors = [d for d in run.diagnostics if d.is_error]
     if full:
-        v = judge_case(task, ref, run.outputs, inputs=inputs, case=case)
+        v = judge_case(task, ref, run.outputs, inputs=inputs, case=case, scans=scans)
         passed, message, extra = bool(v.passed), v.message, []
         if widened:
             message = f"every block (the kernel works across blocks): {message}"
     else:
-        passed, message, extra = judge_sampled(task, ref, run.outputs, inputs, case, run)
+        passed, message, extra = judge_sampled(task, ref, run.outputs, inputs, case, run, scans)
     diags = list(run.diagnostics) + extra
     if errors or not passed:
         ids = ", ".join(dict.fromkeys(d.id for d in errors + extra))
