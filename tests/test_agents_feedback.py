@@ -355,3 +355,55 @@ def test_a_none_list_attr_keeps_the_index_of_the_attrs_after_it(tmp_path):
     report = check_kernel(REPO / "tests" / "kernels" / "none_list_attr.cpp", task, chip="910B2", cases="all")
     assert report.compiled and report.correct, [(c.id, c.message[:200]) for c in report.cases if not c.passed]
     assert len(report.cases) == 2
+
+
+async def test_siblings_whose_directions_are_met_are_not_all_replaced_by_the_same_card(task_dir, monkeypatch):
+    """Gather's round 1: three directions the parent met were each replaced by L3.load-balance."""
+    import asyncio
+
+    import copilot.agents.directions as directions
+    from copilot.evolution import ProposalRequest, Strategy
+    from copilot.events import Candidate
+    from tests.test_agents import GOOD, CodeEvaluator
+
+    task = load_task(task_dir)
+    met = {"L3.split-d", "L3.multicore-tail-split", "L3.double-buffering"}
+    monkeypatch.setattr(directions, "already_met",
+                        lambda sid, task, parent: "met by the parent" if sid in met else None)
+    order = [Strategy(i, i, i) for i in ("L3.split-d", "L3.multicore-tail-split", "L3.double-buffering",
+                                          "L3.load-balance", "L3.ub-budget", "L3.row-tiling")]
+    monkeypatch.setattr(directions, "round_one_strategies", lambda task: order)
+    parent = Candidate("r0-base", "// parent", 0, "llm", time_us=20.0, status="passed")
+    asked = order[:3]
+    reqs = [ProposalRequest(task=task, chip="910B2", round=1, index=i + 1, strategy=s, parent=parent,
+                            parent_tier="baseline", sibling_strategies=[o.id for o in asked if o is not s])
+            for i, s in enumerate(asked)]
+    llm = ScriptedLLM([GOOD % i for i in range(3)])
+    a = LLMAgent(llm, CodeEvaluator(), session="t", use_lowering=False)
+    props = await asyncio.gather(*(a.propose(q) for q in reqs))
+    taken = [p.strategy for p in props]
+    assert taken == ["L3.load-balance", "L3.ub-budget", "L3.row-tiling"]
+    assert all("replaced by" in p.notes[0] for p in props)
+    # the next round starts afresh
+    again = await LLMAgent(ScriptedLLM([GOOD % 9]), CodeEvaluator(), session="t",
+                           use_lowering=False).propose(reqs[0])
+    assert again.strategy == "L3.load-balance"
+
+
+def test_later_rounds_do_not_draw_a_parent_that_its_own_child_already_beats():
+    from copilot.evolution import Population
+    from copilot.events import Candidate
+
+    pop = Population()
+    pop.add(Candidate("r0-base", "int a;", 0, "llm", status="passed", time_us=20.0))
+    pop.add(Candidate("r1-c1", "int b;", 1, "llm", status="passed", time_us=10.0, parent_ids=["r0-base"]))
+    pop.add(Candidate("r1-c2", "int c;", 1, "llm", status="passed", time_us=15.0, parent_ids=["r0-base"]))
+    pop.add(Candidate("r1-c3", "int d;", 1, "llm", status="incorrect", parent_ids=["r0-base"]))
+    assert pop.superseded() == {"r0-base"}
+    drawn = {c.id for _ in range(20) for c, _ in pop.sample_parents(3)}
+    assert drawn == {"r1-c1", "r1-c2"}
+    # a child that is slower does not make its parent stale; with nothing else passing it is drawn
+    alone = Population()
+    alone.add(Candidate("r0-base", "int a;", 0, "llm", status="passed", time_us=20.0))
+    alone.add(Candidate("r1-c1", "int b;", 1, "llm", status="passed", time_us=30.0, parent_ids=["r0-base"]))
+    assert alone.superseded() == set() and "r0-base" in {c.id for c, _ in alone.sample_parents(3)}

@@ -9,7 +9,7 @@ be read off reliably; any other direction is taken as given.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 
 from copilot.events import Candidate
@@ -125,17 +125,19 @@ def already_met(strategy_id: str, task: Task, parent: Candidate | None) -> str |
     return check(task, parent)
 
 
-def effective_request(req: ProposalRequest, strategies: list[Strategy] | None = None) -> tuple[ProposalRequest, str]:
+def effective_request(req: ProposalRequest, strategies: list[Strategy] | None = None,
+                      taken: Collection[str] = ()) -> tuple[ProposalRequest, str]:
     """The request with its direction replaced when the parent already meets it, and a note saying so
     ("" when the direction stands). The replacement is the next strategy after it in the task's order
-    that is not met, not a sibling's and not rejected; with none left the direction stands."""
+    that is not met, not a sibling's, not one a sibling was replaced by (`taken`: the directions the
+    round's earlier variants really took) and not rejected; with none left the direction stands."""
     why = already_met(req.strategy.id, req.task, req.parent) or misses_bound(req.strategy.id, req.parent)
     if why is None:
         return req, ""
     order = strategies if strategies is not None else round_one_strategies(req.task)
     ids = [s.id for s in order]
     start = ids.index(req.strategy.id) + 1 if req.strategy.id in ids else 0
-    taken = set(req.sibling_strategies) | set(req.rejected_strategies) | {req.strategy.id}
+    taken = set(taken) | set(req.sibling_strategies) | set(req.rejected_strategies) | {req.strategy.id}
     for s in order[start:] + order[:start]:
         if s.id not in taken and already_met(s.id, req.task, req.parent) is None \
                 and misses_bound(s.id, req.parent) is None:

@@ -75,6 +75,7 @@ class LLMAgent:
         self.schedule = schedule or AgencySchedule()
         self.use_lowering = use_lowering
         self._labels: dict[str, dict[str, str]] = {}
+        self._round_directions: dict[int, set[str]] = {}     # round -> the directions its variants took
 
     # --- cake: the first kernel -------------------------------------------------------------
 
@@ -119,7 +120,11 @@ class LLMAgent:
         from copilot.agents.directions import effective_request
 
         mode = self.schedule.later
-        req, replaced = effective_request(req)
+        # synchronous up to here: the round's variants take their directions in index order, and a
+        # replacement skips what an earlier sibling was replaced by (three once got the same card)
+        taken = self._round_directions.setdefault(req.round, set())
+        req, replaced = effective_request(req, taken=taken)
+        taken.add(req.strategy.id)
         notes = [replaced] if replaced else []
         slice_ = self._slice(req.task, "mutation", req.chip, round_=req.round, cid=f"r{req.round}-c{req.index}")
         extra = op_cards(req.task, slice_.ids, req.chip, mode="compact")   # a scatter's variant sees Gather too

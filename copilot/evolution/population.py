@@ -120,9 +120,14 @@ class Population:
         """k parents, drawn tier by tier in proportion 30 / 40 / 30 (exploit / balance / explore).
 
         Pinned candidates are always among the parents (first). Vetoed ones never are. An empty
-        tier gives its share to the nearest non-empty one.
+        tier gives its share to the nearest non-empty one. Stale parents (beaten by a child of their
+        own) are left out while any other candidate passes.
         """
         tiers = self.tiers()
+        beaten = self.superseded()
+        fresh = {name: [c for c in members if c.id not in beaten] for name, members in tiers.items()}
+        if any(fresh.values()):
+            tiers = fresh
         pinned = [c for c in self.ranked() if c.pinned and not c.vetoed]
         chosen: list[tuple[Candidate, str]] = [(c, "pinned") for c in pinned[:k]]
         remaining = k - len(chosen)
@@ -143,6 +148,13 @@ class Population:
             for _ in range(q):
                 chosen.append((self.rng.choice(members), name))
         return chosen
+
+    def superseded(self) -> set[str]:
+        """Stale parents: the ids of candidates that a passing child of their own already beats
+        (drawing one again repeats a step that was taken; its tier draws from the others first)."""
+        passing = {c.id: c for c in self.passing()}
+        return {pid for c in passing.values() for pid in c.parent_ids
+                if pid in passing and self.fitness(c) < self.fitness(passing[pid])}
 
     def inspirations(self, exclude: str | None = None) -> list[Inspiration]:
         """The best candidate, one from the middle tier and one from the bottom tier."""
