@@ -62,7 +62,11 @@ class Plan:
 
 def build_plan(task) -> Plan:
     from copilot.lowering.lists import has_lists, plan_lists
+    from copilot.lowering.recurrent import plan_recurrent
 
+    recurrent = plan_recurrent(task)  # nn.LSTM / nn.GRU over tensor-list weights: its own MIX kernel
+    if recurrent is not None:
+        return recurrent
     if has_lists(task):               # tensor lists: elementwise over the buffers, or a list kernel
         return plan_lists(task)
     from copilot.lowering.sinkhorn import plan_sinkhorn

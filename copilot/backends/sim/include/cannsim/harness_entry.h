@@ -6,6 +6,9 @@
 // The device part needs:
 //   CANNSIM_ENTRY   the kernel entry's name
 //   CANNSIM_NUM_IO  the task's inputs + outputs (the entry takes CANNSIM_NUM_IO + 2 GM_ADDRs)
+#include <cstddef>
+#include <utility>
+
 namespace cannsim_glue {
 int launcher_main(int argc, char** argv);   // cannsim/harness.cpp
 }
@@ -28,33 +31,15 @@ int run_tiling(gert::TilingContext* ctx) {
 
 namespace cannsim_glue {
 
-#define CANNSIM_GM(i) reinterpret_cast<GM_ADDR>(args[i])
-void call_entry(uint8_t** args) {
-#if CANNSIM_NUM_IO == 1
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2));
-#elif CANNSIM_NUM_IO == 2
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3));
-#elif CANNSIM_NUM_IO == 3
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4));
-#elif CANNSIM_NUM_IO == 4
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5));
-#elif CANNSIM_NUM_IO == 5
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5),
-                  CANNSIM_GM(6));
-#elif CANNSIM_NUM_IO == 6
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5),
-                  CANNSIM_GM(6), CANNSIM_GM(7));
-#elif CANNSIM_NUM_IO == 7
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5),
-                  CANNSIM_GM(6), CANNSIM_GM(7), CANNSIM_GM(8));
-#elif CANNSIM_NUM_IO == 8
-    CANNSIM_ENTRY(CANNSIM_GM(0), CANNSIM_GM(1), CANNSIM_GM(2), CANNSIM_GM(3), CANNSIM_GM(4), CANNSIM_GM(5),
-                  CANNSIM_GM(6), CANNSIM_GM(7), CANNSIM_GM(8), CANNSIM_GM(9));
-#else
-#error "the sim harness supports 1 to 8 inputs + outputs"
-#endif
+// every input and output, then workspace and tiling: CANNSIM_NUM_IO + 2 GM addresses in order
+template <std::size_t... I>
+void call_with(uint8_t** args, std::index_sequence<I...>) {
+    CANNSIM_ENTRY(reinterpret_cast<GM_ADDR>(args[I])...);
 }
-#undef CANNSIM_GM
+void call_entry(uint8_t** args) {
+    static_assert(CANNSIM_NUM_IO >= 1, "the sim harness needs at least one input or output");
+    call_with(args, std::make_index_sequence<CANNSIM_NUM_IO + 2>{});
+}
 
 }  // namespace cannsim_glue
 
