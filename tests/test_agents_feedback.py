@@ -407,3 +407,30 @@ def test_later_rounds_do_not_draw_a_parent_that_its_own_child_already_beats():
     alone.add(Candidate("r0-base", "int a;", 0, "llm", status="passed", time_us=20.0))
     alone.add(Candidate("r1-c1", "int b;", 1, "llm", status="passed", time_us=30.0, parent_ids=["r0-base"]))
     assert alone.superseded() == set() and "r0-base" in {c.id for c, _ in alone.sample_parents(3)}
+
+
+def test_a_timed_case_says_what_its_hbm_share_means():
+    text = explain_estimate(PERF_ROW)
+    assert "its HBM share 12000.0 (its bytes at its share of the HBM bandwidth" in text
+    assert "more cores do not copy faster" in text
+
+
+def test_pooling_goldens_bring_gather_and_the_index_ramp_cards(monkeypatch):
+    import copilot.agents.llm as llm_mod
+
+    monkeypatch.setattr(llm_mod, "golden_ops", lambda task: ["_adaptive_avg_pool3d"])
+    text = llm_mod.op_cards(None, [], "910B2")
+    for cid in ("L3.interpolation-index-rules", "L4.Gather", "L2.GATHER_OFFSET", "L4.Fill-Index"):
+        assert f"aten._adaptive_avg_pool3d -> {cid}" in text
+
+
+def test_the_statement_says_how_outputs_are_judged_and_the_registration_why_optional_attrs_are_required():
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"CANN-Bench not found at {CANNBENCH}")
+    task = load_task(CANNBENCH / "tasks" / "level2" / "resize_bilinear")
+    assert "widened to float64, within the output dtype's tolerance" in prompts.task_statement(task)
+    reg = prompts.registration(task)
+    assert "output_size, scale_factor: declared REQUIRED only because the proto gives no default" in reg
+    assert "GetOutputShape(i)->GetStorageShape()" in prompts.contract(task)
+    pool = load_task(CANNBENCH / "tasks" / "level3" / "adaptive_avg_pool_3d")   # required: no note
+    assert "declared REQUIRED only because" not in prompts.registration(pool)

@@ -385,7 +385,8 @@ def explain_estimate(c: dict, chip: str = "910B2") -> str:
     busy = ", ".join(f"{k} {v:.1f}" for k, v in sorted(pipes.items(), key=lambda kv: -kv[1]) if v > 0)
     if busy:
         parts.append(f"slowest core busy per pipe (us): {busy}"
-                     + (f", its HBM share {c['hbm_us']:.1f}" if c.get("hbm_us") else ""))
+                     + (f", its HBM share {c['hbm_us']:.1f} (its bytes at its share of the HBM bandwidth, "
+                   "which the cores streaming at once split: past it, more cores do not copy faster)" if c.get("hbm_us") else ""))
     if c.get("bottleneck"):
         parts.append(f"bound by {c['bottleneck']}")
     if c.get("t_hw_us"):
@@ -461,8 +462,9 @@ def read_card(arg: str, chip: str) -> str:
 # aten ops of a golden -> the cards a kernel for them needs, beyond its pattern's exemplar
 # (a gather is routed as elementwise: its slice would show Exp and Cast, not Gather).
 OP_CARDS = {
-    ("gather", "index_select", "take", "index", "embedding", "upsample_bilinear2d", "grid_sampler_3d"):
-        ("L4.Gather", "L2.GATHER_OFFSET"),
+    ("gather", "index_select", "take", "index", "embedding", "upsample_bilinear2d", "grid_sampler_3d",
+     "_adaptive_avg_pool3d", "_adaptive_avg_pool2d"): ("L4.Gather", "L2.GATHER_OFFSET"),
+    ("upsample_bilinear2d", "grid_sampler_3d", "_adaptive_avg_pool3d", "_adaptive_avg_pool2d"): ("L4.Fill-Index",),
     ("scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "scatter", "scatter_", "index_put",
      "index_put_", "index_copy", "index_add", "index_add_"): ("L4.Atomic-SyncAll",),
     ("nll_loss_forward", "linalg_vector_norm", "norm"): ("L4.Atomic-SyncAll", "L3.multicore-scalar-reduction"),

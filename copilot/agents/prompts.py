@@ -69,7 +69,9 @@ def task_statement(task: Task) -> str:
              f"One kernel must serve every case; sample shapes: {shapes}.",
              task.desc_text.strip(),
              "Where the description and its golden code disagree, the golden decides: every case is judged "
-             "against the golden's outputs, computed by PyTorch on the CPU (its tie and NaN rules)."
+             "against the golden's outputs, computed by PyTorch on the CPU (its tie and NaN rules) on the "
+             "inputs widened to float64, within the output dtype's tolerance (so a 16-bit kernel that "
+             "accumulates in float32 is judged against the exact value, not against torch's 16-bit rounding)."
              if task.desc_text.strip() else ""]
     return "\n".join(x for x in lines if x)
 
@@ -107,6 +109,8 @@ def contract(task: Task) -> str:
                  "const gert::TypedContinuousVector<int64_t>* and GetListFloat(i) one of float (fp32), each "
                  "with GetSize() and GetData(); i is the attr's index in proto order. Copy the values you need "
                  "into the tiling data.")
+    text += ("\nTilingFunc may read each output's shape (context->GetOutputShape(i)->GetStorageShape(), "
+             "i counting the outputs from 0): it is the shape of the golden's output for the case.")
     if lists:
         text += (f"\nTensor list input(s) {', '.join(lists)}: one GM_ADDR whose buffer holds the list's tensors in "
                  "order, each flattened, back to back; TilingFunc sees their concatenation as one 1-D input, so "
@@ -127,7 +131,11 @@ def registration(task: Task) -> str:
     except (ValueError, KeyError) as exc:     # the contract above still says how to write one
         log.info("no OpDef for %s: %s", task.name, exc)
         return ""
-    return ("## Registration (the OpDef for this proto; put it in the file as it is)\n```cpp\n" + opdef + "```")
+    unset = [a.name for a in task.attrs if a.default is None and not a.required]
+    note = (f" {', '.join(unset)}: declared REQUIRED only because the proto gives no default; a case may "
+            "still leave it None (see Output)") if unset else ""
+    return ("## Registration (the OpDef for this proto; put it in the file as it is)" + note
+            + "\n```cpp\n" + opdef + "```")
 
 
 def messages(role: str, *sections: str) -> list[dict]:
