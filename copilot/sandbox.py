@@ -114,8 +114,22 @@ def sandbox_capabilities() -> dict:
         "cgroup": cgroup,
         "nproc_limit_effective": drop_user or not root,
         "seccomp": os.path.exists("/proc/self/status") and "Seccomp:" in Path("/proc/self/status").read_text(),
-        "notes": _notes(root, netns, drop_user, namespaces, cgroup),
+        "protection_keys": _protection_keys(),
+        "notes": _notes(root, netns, drop_user, namespaces, cgroup) + (
+            [] if _protection_keys() else ["no protection keys (pku): the emulator's vault is a plain page, so a kernel "
+                                           "that searches its memory can forge its cost record and find GM and UB"]),
     }
+
+
+def _protection_keys() -> bool:
+    """x86 memory protection keys (CPU `pku`, enabled by the kernel: `ospke`): what keeps the
+    emulator's vault (cannsim/vault.h) out of kernel code's reach."""
+    try:
+        flags = next((line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("flags")), [])
+    except OSError:
+        return False
+    return "pku" in flags and "ospke" in flags
 
 
 def _notes(root: bool, netns: bool, drop_user: bool, namespaces: bool, cgroup: str | None) -> list[str]:

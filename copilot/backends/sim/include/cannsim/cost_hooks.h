@@ -6,6 +6,12 @@
 // every API calls once — then places the instruction on its pipe. `configure` takes the chip's
 // cost parameters and the per-API vector weights from the harness; `block_json` is the block's
 // figures for the runner.
+//
+// In a block process, nothing the timeline's events carry comes from memory kernel code can
+// write: the per-call operand record (`pending`) lives in the vault's sealed page (vault.h), which
+// only these hooks open, and the weights, the alignment of a copy and the scalar issue cost are
+// applied by the launcher (`resolve`, from its own copy of the cost line and GM buffer list)
+// from what the event says: the API's name hash, the element size, the GM address.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -18,6 +24,7 @@
 #include <vector>
 #include "cost_timeline.h"
 #include "types.h"
+#include "vault.h"
 
 namespace cannsim::cost {
 
@@ -27,23 +34,62 @@ struct Pending {
     int writes[4];
     int nwrites = 0;
     double rows = 0, row_bytes = 0;
-    bool gm_aligned = true;
+    uint64_t gm = 0;             // the copy's first GM byte (kernel address), 0 = none noted
     int cube_kind = 0;           // cube.h: Mmad input size class / LoadData target (L0A 0, L0B 1)
+};
+static_assert(sizeof(Pending) <= vault::kSealedBytes, "the sealed page holds the operand record");
+
+// FNV-1a of an API name (and of its element-size suffix): the key a vector event carries.
+inline uint64_t name_hash(const char* s, uint64_t h = 14695981039346656037ull) {
+    for (; *s; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull;
+    return h;
+}
+
+// Per-API vector weights by name hash: `plain` for `<Api>`, `sized[i]` for `<Api>.b8/.b16/.b32/.b64`
+// (0 = not given). Sorted by hash once configured.
+struct WeightTable {
+    struct Entry { uint64_t hash; double plain, sized[4]; };
+    std::vector<Entry> entries;
+    Entry* find(uint64_t h) {
+        auto it = std::lower_bound(entries.begin(), entries.end(), h, [](const Entry& e, uint64_t k) { return e.hash < k; });
+        return it != entries.end() && it->hash == h ? &*it : nullptr;
+    }
+    const Entry* find(uint64_t h) const { return const_cast<WeightTable*>(this)->find(h); }
+    void set(const std::string& key, double w) {
+        static const char* const suffix[4] = {".b8", ".b16", ".b32", ".b64"};
+        int size = -1;
+        std::string api = key;
+        for (int i = 0; i < 4; ++i) {
+            const size_t n = std::strlen(suffix[i]);
+            if (api.size() > n && api.compare(api.size() - n, n, suffix[i]) == 0) { size = i; api.resize(api.size() - n); break; }
+        }
+        const uint64_t h = name_hash(api.c_str());
+        Entry* e = nullptr;
+        for (auto& x : entries) if (x.hash == h) e = &x;
+        if (!e) { entries.push_back({h, 0.0, {0, 0, 0, 0}}); e = &entries.back(); }
+        (size < 0 ? e->plain : e->sized[size]) = w;
+    }
+    void sort() { std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.hash < b.hash; }); }
+    // The weight of the API hashing to `h` on elements of size class `size` (unlisted: 1).
+    double weight(uint64_t h, int size) const {
+        const Entry* e = find(h);
+        if (!e) return 1.0;
+        if (e->sized[size] > 0) return e->sized[size];
+        return e->plain > 0 ? e->plain : 1.0;
+    }
 };
 
 struct Hooks {
     Params params;
     Timeline timeline;
-    Pending pending;
     bool enabled = false;        // off until the harness configures a cost model: a run without a
                                  // `cost` line is functional only (no timing work at all)
     // Vector cycles per 256-byte repeat, relative to Add, by API name: the `weight.<Api>=<w>`
     // entries of the cost line (copilot.costmodel.API_WEIGHTS is the one table); unlisted APIs
-    // weigh 1. `weight_at` caches the lookup per name pointer: API names are string literals.
-    // A weight may be given per element size as `<Api>.b16` / `.b32` / `.b8` / `.b64` (one repeat
-    // of 256 B holds twice as many 16-bit elements); that entry wins over the plain `<Api>` one.
-    std::unordered_map<std::string, double> weights;
-    std::unordered_map<const char*, double> weight_at[4];
+    // weigh 1. A weight may be given per element size as `<Api>.b16` / `.b32` / `.b8` / `.b64` (one
+    // repeat of 256 B holds twice as many 16-bit elements); that entry wins over the plain `<Api>`
+    // one. In a block, only the launcher's copy weighs (resolve); the block's is for runs without one.
+    WeightTable weights;
     // The block's vector work per (API, element bytes): instructions and 256-byte repeats, reported
     // in the block's figures so a calibration can refit the weights without re-running kernels.
     struct ApiCount { const char* api; int elem_bytes; double instructions, repeats; };
@@ -59,7 +105,9 @@ inline Hooks& hooks() {
     return h;
 }
 
-inline Pending& pending() { return hooks().pending; }
+// The operand record of the instruction being emulated: in the vault's sealed page (readable; only
+// the hooks below write it, inside a vault::Open).
+inline Pending& pending() { return *static_cast<Pending*>(vault::sealed_area()); }
 
 // Whether API calls feed the timeline: a cost model is configured, or this is a block process
 // whose calls are forwarded (kEventFd open); clearing `enabled` from kernel code stops nothing.
@@ -67,18 +115,9 @@ inline bool active() { return hooks().enabled || Timeline::events_open(); }
 
 inline int size_index(int elem_bytes) { return elem_bytes <= 1 ? 0 : elem_bytes == 2 ? 1 : elem_bytes == 4 ? 2 : 3; }
 
-// The weight of API `api` on elements of `elem_bytes` (see Hooks::weights), resolved once per name.
+// The weight of API `api` on elements of `elem_bytes` (see Hooks::weights).
 inline double api_weight(const char* api, int elem_bytes) {
-    Hooks& h = hooks();
-    auto& cache = h.weight_at[size_index(elem_bytes)];
-    const auto hit = cache.find(api);
-    if (hit != cache.end()) return hit->second;
-    static const char* const suffix[4] = {".b8", ".b16", ".b32", ".b64"};
-    auto w = h.weights.find(std::string(api) + suffix[size_index(elem_bytes)]);
-    if (w == h.weights.end()) w = h.weights.find(api);
-    const double v = w == h.weights.end() ? 1.0 : w->second;
-    cache.emplace(api, v);
-    return v;
+    return hooks().weights.weight(name_hash(api), size_index(elem_bytes));
 }
 
 inline void count_vector(const char* api, int elem_bytes, double bytes) {
@@ -101,7 +140,7 @@ inline double element_bytes(uint32_t dtype_bit) {
 // the per-API vector weights as `weight.<Api>=<w>`.
 inline void configure(const char* line) {
     Params p;
-    std::unordered_map<std::string, double> weights;
+    WeightTable weights;
     std::string s(line);
     size_t i = 0;
     while (i < s.size()) {
@@ -131,13 +170,13 @@ inline void configure(const char* line) {
             else if (k == "l1_to_l0b_bytes_per_cycle") p.l1_to_l0b_bytes_per_cycle = v;
             else if (k == "mte1_issue_cycles") p.mte1_issue_cycles = v;
             else if (k == "fixp_bytes_per_cycle") p.fixp_bytes_per_cycle = v;
-            else if (k.compare(0, 7, "weight.") == 0) weights[k.substr(7)] = v;
+            else if (k.compare(0, 7, "weight.") == 0) weights.set(k.substr(7), v);
         }
         i = j + 1;
     }
+    weights.sort();
     hooks().params = p;
     hooks().weights = std::move(weights);
-    for (auto& cache : hooks().weight_at) cache.clear();
     hooks().enabled = true;
 }
 
@@ -146,46 +185,58 @@ inline void begin_block(int64_t block_num) {
     Params p = h.params;
     if (block_num > 0 && block_num < p.active_cores) p.active_cores = static_cast<int>(block_num);
     h.timeline.reset(p);
-    h.pending = Pending{};
+    {
+        vault::Open open(false);
+        pending() = Pending{};
+    }
     h.vector_counts.clear();
 }
 
 inline void note_operand(int slot, bool is_dst) {
     if (!active()) return;
-    Pending& q = hooks().pending;
+    vault::Open open(false);
+    Pending& q = pending();
     if (is_dst) { if (q.nwrites < 4) q.writes[q.nwrites++] = slot; }
     else if (q.nreads < 8) q.reads[q.nreads++] = slot;
 }
 inline void note_write(int slot) {
     if (!active()) return;
-    Pending& q = hooks().pending;
+    vault::Open open(false);
+    Pending& q = pending();
     for (int i = 0; i < q.nwrites; ++i)
         if (q.writes[i] == slot) return;
     if (q.nwrites < 4) q.writes[q.nwrites++] = slot;
 }
 // GM buffers as the device allocator would place them: each starts 512-byte aligned, so a copy's
 // alignment is its offset inside its buffer (the emulator's own buffers sit wherever mmap put them).
+// A block's copies are judged by the launcher's list (resolve), registered before the blocks fork.
 struct GmRegion { uintptr_t base; uint64_t bytes; };
 inline std::vector<GmRegion>& gm_regions() {
     static std::vector<GmRegion> r;
     return r;
 }
+inline bool gm_aligned(uint64_t gm) {
+    uintptr_t base = 0;
+    for (const GmRegion& r : gm_regions())
+        if (gm >= r.base && gm < r.base + r.bytes) { base = r.base; break; }
+    return ((gm - base) % 512) == 0;
+}
 
 // A copy moves `rows` bursts of `row_bytes`; `gm` is the GM address of its first byte.
 inline void note_rows(double rows, double row_bytes, const void* gm) {
     if (!active()) return;
-    Pending& q = hooks().pending;
+    vault::Open open(false);
+    Pending& q = pending();
     q.rows = rows;
     q.row_bytes = row_bytes;
-    uintptr_t a = reinterpret_cast<uintptr_t>(gm), base = 0;
-    for (const GmRegion& r : gm_regions())
-        if (a >= r.base && a < r.base + r.bytes) { base = r.base; break; }
-    q.gm_aligned = ((a - base) % 512) == 0;
+    q.gm = reinterpret_cast<uintptr_t>(gm);
 }
 
 // The next cube instruction's class (cube.h): Mmad input size class or LoadData target.
 inline void note_cube(int kind) {
-    if (active()) hooks().pending.cube_kind = kind;
+    if (!active()) return;
+    vault::Open open(false);
+    pending().cube_kind = kind;
 }
 
 // The timeline's pipe of an AscendC pipe_t.
@@ -199,7 +250,8 @@ inline int timeline_pipe(int pipe) {
 // A multi-row copy: `rows` bursts of `row_bytes` (the GM address was noted by the bounds check).
 inline void set_row_shape(double rows, double row_bytes) {
     if (!active()) return;
-    Pending& q = hooks().pending;
+    vault::Open open(false);
+    Pending& q = pending();
     q.rows = rows;
     q.row_bytes = row_bytes;
 }
@@ -217,8 +269,11 @@ inline void scalar_access(int slot, bool write) {
 // Called once per emulated instruction (from record_cost).
 inline void on_record(int pipe, const char* api, uint32_t info, uint64_t elements, uint64_t bytes) {
     Hooks& h = hooks();
-    Pending q = h.pending;
-    h.pending = Pending{};
+    Pending q = pending();
+    {
+        vault::Open open(false);
+        pending() = Pending{};
+    }
     if (!active()) return;
     Timeline& t = h.timeline;
     if (std::strcmp(api, "SetFlag") == 0) { t.set_flag(timeline_pipe(pipe), static_cast<int>(info), static_cast<int>(elements)); return; }
@@ -229,7 +284,8 @@ inline void on_record(int pipe, const char* api, uint32_t info, uint64_t element
     if (pipe == PIPE_MTE2 || pipe == PIPE_MTE3 || pipe == PIPE_FIX) {
         const double rows = q.rows > 0 ? q.rows : 1.0;
         const double row_bytes = q.row_bytes > 0 ? q.row_bytes : static_cast<double>(bytes);
-        t.dma(timeline_pipe(pipe), rows, row_bytes, q.gm_aligned, reads, writes);
+        const bool local = !t.forwarding();
+        t.dma_at(timeline_pipe(pipe), rows, row_bytes, q.gm, local && (q.gm == 0 || gm_aligned(q.gm)), reads, writes);
         return;
     }
     if (pipe == PIPE_M || pipe == PIPE_MTE1) {   // Mmad: elements = MACs; LoadData: bytes
@@ -245,10 +301,34 @@ inline void on_record(int pipe, const char* api, uint32_t info, uint64_t element
         const double eb = element_bytes(info);
         const double vbytes = static_cast<double>(elements) * eb;
         count_vector(api, static_cast<int>(eb), vbytes);
-        t.vector(vbytes, api_weight(api, static_cast<int>(eb)), reads, writes);
+        const int size = static_cast<int>(eb);
+        const uint64_t key = name_hash(api);
+        t.vector_api(vbytes, key, size, t.forwarding() ? 1.0 : h.weights.weight(key, size_index(size)), reads, writes);
         return;
     }
-    t.scalar(h.params.scalar_issue_cycles);
+    t.scalar_issue();
+}
+
+// A block's event as the launcher replays it (in the launcher: its own weights, GM buffers and
+// parameters): the weight of a vector API's instruction, the alignment of a copy, the cycles of a
+// scalar issue. False for a field no honest block sends.
+inline bool resolve(Event& e) {
+    Hooks& h = hooks();
+    if (e.op == EV_VECTOR && e.key != 0) {
+        const int size = e.b == 1.0 ? 0 : e.b == 2.0 ? 1 : e.b == 4.0 ? 2 : e.b == 8.0 ? 3 : -1;
+        if (size < 0) return false;
+        e.b = h.weights.weight(e.key, size);
+        e.key = 0;
+    } else if (e.op == EV_DMA && e.key != 0) {
+        e.c = gm_aligned(e.key) ? 1.0 : 0.0;
+        e.key = 0;
+    } else if (e.op == EV_SCALAR && e.key == 1) {
+        e.a = h.params.scalar_issue_cycles;
+        e.key = 0;
+    } else if (e.key != 0) {
+        return false;
+    }
+    return true;
 }
 
 // The block's figures as one JSON line; `vec` lists the vector work per API and element size as

@@ -23,7 +23,11 @@
 // could change in its own memory is only the events it has not made yet. Whether a call is
 // forwarded does not depend on memory kernel code can write: `forward_` is only a shortcut, and
 // where it is off the open descriptor decides (`events_open`); the block's syscall filter refuses
-// closing, replacing or changing kEventFd (harness.cpp, protect_event_fd).
+// closing, replacing or changing kEventFd (harness.cpp, protect_event_fd). Nothing in an event
+// comes from memory kernel code can write: a vector instruction's weight is looked up by the
+// launcher from the API's name hash the event carries, a copy's GM alignment from the GM address,
+// the scalar issue cost from the launcher's own parameters (cost_hooks.h `resolve`), and the
+// operand slots from the sealed per-call record (vault.h).
 #pragma once
 #include <algorithm>
 #include <cerrno>
@@ -83,6 +87,9 @@ struct Event {
     int32_t reads[8];           // UB slots (flags: event, id)
     int32_t writes[4];
     double a, b, c;             // bytes/weight, rows/row_bytes/aligned, cycles
+    uint64_t key;               // vector: the API name's hash (b = element bytes; 0: b is the weight);
+                                // DMA: the GM address (c = aligned until the launcher resolves it);
+                                // scalar: 1 = one issue at the launcher's scalar_issue_cycles
 };
 constexpr int32_t kMaxEventSlot = 1 << 16;
 constexpr int kEventFd = 4000;      // a block's event pipe (the launcher has nothing open there)
@@ -173,6 +180,17 @@ public:
         if (forwarding()) { Event e = event(EV_VECTOR, 0, reads, writes); e.a = bytes; e.b = weight; send(e); return 0; }
         return vector_here(bytes, weight, reads, writes);
     }
+    // A vector API's instruction: forwarded with the API's name hash and its element size (the
+    // launcher weighs it); here, weighed by `weight`.
+    double vector_api(double bytes, uint64_t api_hash, int elem_bytes, double weight, Slots reads, Slots writes) {
+        if (forwarding()) {
+            Event e = event(EV_VECTOR, 0, reads, writes);
+            e.a = bytes; e.b = elem_bytes; e.key = api_hash;
+            send(e);
+            return 0;
+        }
+        return vector_here(bytes, weight, reads, writes);
+    }
     double vector_here(double bytes, double weight, Slots reads, Slots writes) {
         const double repeats = std::max(1.0, std::ceil(bytes / p_.vector_bytes_per_cycle));
         return issue(V, p_.vector_issue_cycles + repeats * weight, reads, writes);
@@ -182,6 +200,17 @@ public:
         if (forwarding()) {
             Event e = event(EV_DMA, pipe, reads, writes);
             e.a = rows; e.b = row_bytes; e.c = gm_aligned_512 ? 1.0 : 0.0;
+            send(e);
+            return 0;
+        }
+        return dma_here(pipe, rows, row_bytes, gm_aligned_512, reads, writes);
+    }
+    // A copy whose first GM byte is at `gm` (0: none noted): forwarded with the address (the
+    // launcher decides the alignment from its own buffer list); here, `gm_aligned_512`.
+    double dma_at(int pipe, double rows, double row_bytes, uint64_t gm, bool gm_aligned_512, Slots reads, Slots writes) {
+        if (forwarding()) {
+            Event e = event(EV_DMA, pipe, reads, writes);
+            e.a = rows; e.b = row_bytes; e.c = 1.0; e.key = gm;
             send(e);
             return 0;
         }
@@ -260,6 +289,12 @@ public:
     void scalar(double cycles) {
         if (forwarding()) { Event e{}; e.op = EV_SCALAR; e.a = cycles; send(e); return; }
         scalar_here(cycles);
+    }
+    // One scalar issue (an instruction the model has no pipe for), at the issue cost of whoever
+    // computes the timeline (the launcher's parameters, for a block).
+    void scalar_issue() {
+        if (forwarding()) { Event e{}; e.op = EV_SCALAR; e.key = 1; send(e); return; }
+        scalar_here(p_.scalar_issue_cycles);
     }
     void scalar_here(double cycles) {
         s_time_ += cycles;

@@ -122,7 +122,7 @@ inline const ApiDtypes kCubeDtypes[] = {
     {"Fixpipe", DT_I8 | DT_U8 | DT_F16 | DT_BF16 | DT_I32 | DT_F32, DT_I8 | DT_U8 | DT_F16 | DT_BF16 | DT_I32 | DT_F32, 0},
 };
 
-inline uint8_t* arena_at(uint64_t addr) { return detail::state().ub + addr; }
+inline uint8_t* arena_at(uint64_t addr) { return detail::ub_real() + addr; }
 
 inline const char* position_name(AscendC::TPosition p) {
     static const char* n[] = {"GM", "A1", "A2", "B1", "B2", "C1", "C2", "CO1", "CO2", "VECIN", "VECOUT",

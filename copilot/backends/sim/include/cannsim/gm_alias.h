@@ -1,15 +1,20 @@
 // GM as kernel code sees it: each input, output and workspace buffer sits at an address the
-// process cannot touch (a PROT_NONE reservation), and the same bytes are mapped a second time where
-// the emulator reads and writes them. The kernel's GM_ADDRs, GlobalTensor addresses and GetPhyAddr
-// are all in the first space; every GM access of the emulated APIs (DataCopy, DataCopyPad, atomic
-// stores, GetValue/SetValue, Fill, DumpTensor) goes through gm_real(). Kernel code that reads or
-// writes GM through a raw pointer faults, and the harness reports it (RUN.INTEGRITY): its work would
-// not be charged. Without registered aliases (test drivers, the tiling buffer) gm_real() is the
-// identity.
+// process cannot touch (a PROT_NONE reservation), and the same bytes are mapped a second time, at
+// a random address, where the emulator reads and writes them. The kernel's GM_ADDRs, GlobalTensor
+// addresses and GetPhyAddr are all in the first space; every GM access of the emulated APIs
+// (DataCopy, DataCopyPad, atomic stores, GetValue/SetValue, Fill, DumpTensor) goes through
+// gm_real(). Kernel code that reads or writes GM through a raw pointer faults, and the harness
+// reports it (RUN.INTEGRITY): its work would not be charged. Without registered aliases (test
+// drivers, the tiling buffer) gm_real() is the identity.
+//
+// Where the real mappings are, and where the UB arena is (runtime.h UbArena), is kept in the
+// vault's hidden pages (vault.h): a kernel that searches its memory for them finds nothing, and one
+// that reads the vault faults (RUN.INTEGRITY).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include "vault.h"
 
 namespace cannsim {
 
@@ -21,19 +26,21 @@ struct GmAlias {
 
 constexpr int kMaxGmAliases = 64;
 
-struct GmAliasTable {
+// The hidden pages' contents.
+struct RealMappings {
     GmAlias entries[kMaxGmAliases];
-    int count = 0;
+    int count;
+    uint8_t* ub;       // the UB arena's host address (runtime.h UbArena)
 };
+static_assert(sizeof(RealMappings) <= vault::kHiddenBytes, "the vault's hidden pages hold the real mappings");
 
-inline GmAliasTable& gm_alias_table() {
-    static GmAliasTable t;
-    return t;
-}
+// Only inside a vault::Open(true).
+inline RealMappings& real_mappings() { return *static_cast<RealMappings*>(vault::hidden_area()); }
 
 inline bool register_gm_alias(const void* alias, void* real, uint64_t bytes) {
-    GmAliasTable& t = gm_alias_table();
-    if (t.count >= kMaxGmAliases) return false;
+    vault::Open open(true);
+    RealMappings& t = real_mappings();
+    if (t.count < 0 || t.count >= kMaxGmAliases) return false;
     t.entries[t.count++] = {reinterpret_cast<uintptr_t>(alias), reinterpret_cast<uintptr_t>(real), bytes};
     return true;
 }
@@ -42,8 +49,9 @@ inline bool register_gm_alias(const void* alias, void* real, uint64_t bytes) {
 template <typename T>
 inline T* gm_real(T* p) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    const GmAliasTable& t = gm_alias_table();
-    for (int i = 0; i < t.count; ++i) {
+    vault::Open open(true);
+    const RealMappings& t = real_mappings();
+    for (int i = 0; i < t.count && i < kMaxGmAliases; ++i) {
         const GmAlias& e = t.entries[i];
         if (a - e.alias < e.bytes) return reinterpret_cast<T*>(e.real + (a - e.alias));
     }
@@ -51,11 +59,24 @@ inline T* gm_real(T* p) {
 }
 
 // The alias region holding `addr`, if any (the crash handler's test for a raw GM access).
-inline const GmAlias* gm_alias_of(uintptr_t addr) {
-    const GmAliasTable& t = gm_alias_table();
-    for (int i = 0; i < t.count; ++i)
-        if (addr - t.entries[i].alias < t.entries[i].bytes) return &t.entries[i];
-    return nullptr;
+inline bool gm_alias_of(uintptr_t addr, GmAlias& out) {
+    vault::Open open(true);
+    const RealMappings& t = real_mappings();
+    for (int i = 0; i < t.count && i < kMaxGmAliases; ++i)
+        if (addr - t.entries[i].alias < t.entries[i].bytes) { out = t.entries[i]; return true; }
+    return false;
 }
+
+namespace detail {
+// The UB arena's host address (null before the first begin_block).
+inline uint8_t* ub_real() {
+    vault::Open open(true);
+    return real_mappings().ub;
+}
+inline void set_ub_real(uint8_t* p) {
+    vault::Open open(true);
+    real_mappings().ub = p;
+}
+}  // namespace detail
 
 }  // namespace cannsim

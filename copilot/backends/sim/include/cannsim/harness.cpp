@@ -111,9 +111,69 @@ static bool install_filter(const SyscallList& kill, const SyscallList& eperm, co
 #endif
 }
 
+// The vault (vault.h) cannot be unmapped, remapped, re-protected or re-keyed: pkey_* and the
+// calls that could hand its pages to anyone else are refused, and mmap(MAP_FIXED), munmap,
+// mprotect, madvise and mremap are refused for a range that could reach it (a length of 4 GiB or
+// more, or a start whose high 32 bits are the vault's or the one below: the vault sits at a 4 GiB
+// boundary). Fixed-size, no allocation (runs from the .preinit_array entry).
+static bool install_vault_filter() {
+#ifdef CANNSIM_AUDIT_ARCH
+    constexpr uint8_t kToAllow = 254, kToDeny = 255;      // jump targets, resolved per syscall
+    sock_filter f[200];
+    size_t n = 0;
+    auto lo = [](int i) { return static_cast<uint32_t>(offsetof(struct seccomp_data, args) + 8 * i); };
+    auto hi = [&](int i) { return lo(i) + 4; };
+    f[n++] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+    f[n++] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, CANNSIM_AUDIT_ARCH, 1, 0);
+    f[n++] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+    // one block per syscall: [ld nr][jeq nr, else skip] body [ret allow][ret deny]
+    auto block = [&](long nr, auto body) {
+        f[n++] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+        const size_t head = n++;
+        const size_t start = n;
+        body();
+        const size_t allow = n++, deny = n++;
+        f[allow] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+        f[deny] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+        for (size_t i = start; i < allow; ++i) {
+            if (BPF_CLASS(f[i].code) != BPF_JMP) continue;
+            for (uint8_t* t : {&f[i].jt, &f[i].jf})
+                if (*t == kToAllow) *t = static_cast<uint8_t>(allow - i - 1);
+                else if (*t == kToDeny) *t = static_cast<uint8_t>(deny - i - 1);
+        }
+        f[head] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, static_cast<uint8_t>(n - start));
+    };
+    auto range = [&](int addr, int len) {     // deny when [args[addr], +args[len]) may reach the vault
+        f[n++] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, hi(len));
+        f[n++] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, kToDeny);
+        f[n++] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, hi(addr));
+        f[n++] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, cannsim::vault::kWindowHi - 1, kToDeny, 0);
+        f[n++] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, cannsim::vault::kWindowHi, kToDeny, 0);
+    };
+    auto only_if = [&](int arg, uint32_t bits) {   // the rest of the block only when args[arg] has `bits`
+        f[n++] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, lo(arg));
+        f[n++] = BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, bits, 0, kToAllow);
+    };
+    block(SYS_mmap, [&] { only_if(3, MAP_FIXED); range(0, 1); });
+    block(SYS_munmap, [&] { range(0, 1); });
+    block(SYS_mprotect, [&] { range(0, 1); });
+    block(SYS_madvise, [&] { range(0, 1); });
+    block(SYS_mremap, [&] { range(0, 1); only_if(3, MREMAP_FIXED); range(4, 2); });
+    for (long nr : {long(SYS_pkey_alloc), long(SYS_pkey_free), long(SYS_pkey_mprotect), long(SYS_process_madvise),
+                    long(SYS_remap_file_pages), long(SYS_shmat), long(SYS_userfaultfd)})
+        block(nr, [&] { f[n++] = BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0); f[n - 1].k = 1; });   // straight to deny
+    f[n++] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    sock_fprog prog{static_cast<unsigned short>(n), f};
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+#else
+    return false;
+#endif
+}
+
 // Whole process, before any candidate code: the first entry of the executable's .preinit_array
 // (the dynamic loader runs those before every constructor and static initialiser).
 static void install_base_filter(int, char**, char**) {
+    cannsim::vault::setup();
     SyscallList kill = {SYS_execve, SYS_execveat, SYS_ptrace, SYS_process_vm_writev,
                         SYS_process_vm_readv};
     SyscallList eperm = {SYS_socket, SYS_socketpair, SYS_connect, SYS_bind, SYS_listen,
@@ -122,13 +182,24 @@ static void install_base_filter(int, char**, char**) {
                                SYS_keyctl, SYS_add_key, SYS_request_key, SYS_bpf,
                                SYS_perf_event_open, SYS_io_uring_setup, SYS_init_module,
                                SYS_finit_module, SYS_reboot, SYS_kexec_load};
-    g_filter_ok = install_filter(kill, eperm, {});
+    g_filter_ok = install_filter(kill, eperm, {}) && install_vault_filter();
 }
 __attribute__((section(".preinit_array"), used)) static void (*const g_install_base_filter)(int, char**, char**) =
     install_base_filter;
 
-// Tiling and block children: no new processes or threads.
+// Tiling and block children: no new processes or threads, and no file opened (a child has what it
+// needs open; /proc/self/mem would write through the vault's protection keys).
 static void forbid_fork() {
+    SyscallList eperm = {SYS_openat, SYS_open_by_handle_at};
+#ifdef SYS_open
+    eperm.add(SYS_open);
+#endif
+#ifdef SYS_creat
+    eperm.add(SYS_creat);
+#endif
+#ifdef SYS_openat2
+    eperm.add(SYS_openat2);
+#endif
     SyscallList kill = {SYS_clone};
 #ifdef SYS_fork
     kill.add(SYS_fork);
@@ -140,7 +211,7 @@ static void forbid_fork() {
 #ifdef SYS_clone3
     enosys.add(SYS_clone3);
 #endif
-    install_filter(kill, {}, enosys);
+    install_filter(kill, eperm, enosys);
 }
 
 // A block's event pipe stays where the timeline writes it (cost_timeline.h kEventFd): closing it,
@@ -342,7 +413,8 @@ static bool map_gm(const std::string& name, int fd, uint64_t pad, uint64_t nbyte
     size_t ps = page_size();
     size_t body = round_up(pad + nbytes == 0 ? 1 : pad + nbytes, ps);
     size_t total = body + 2 * ps;
-    void* r = mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* r = cannsim::vault::random_reservation(total);   // not beside its alias (alias_gm)
+    if (!r) r = mmap(nullptr, total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (r == MAP_FAILED) return false;
     uint8_t* base = static_cast<uint8_t*>(r);
     const int flags = MAP_SHARED | MAP_FIXED;
@@ -411,6 +483,16 @@ static const char* g_phase = "kernel";
 static void crash_handler(int sig, siginfo_t* info, void*) {
     uintptr_t addr = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
     size_t ps = page_size();
+#ifndef SEGV_PKUERR
+#define SEGV_PKUERR 4
+#endif
+    if (sig == SIGSEGV && (cannsim::vault::contains(addr) || (info && info->si_code == SEGV_PKUERR))) {
+        report("RUN.INTEGRITY", "error", 0, "", "%s: the %s read or wrote the emulator's protected state at 0x%llx "
+               "(the vault: the cost hooks' operand record, where GM and UB really are); kernel code reaches "
+               "the emulator only through the AscendC APIs", signal_name(sig), g_phase,
+               static_cast<unsigned long long>(addr));
+        _exit(kExitReported);
+    }
     if ((sig == SIGSEGV || sig == SIGBUS) && in_ub_view(addr)) {
         report("RUN.INTEGRITY", "error", 0, "", "%s: the %s accessed UB byte %llu through a raw pointer in a way "
                "the emulator cannot charge (an instruction touching several UB pages, or a host without "
@@ -431,8 +513,11 @@ static void crash_handler(int sig, siginfo_t* info, void*) {
             }
         }
         for (const auto& b : g_gm) {
-            uintptr_t lo = reinterpret_cast<uintptr_t>(b.region);
-            uintptr_t start = reinterpret_cast<uintptr_t>(b.data);
+            // an aliased buffer's real mapping is known to the vault only (forget_real)
+            cannsim::GmAlias e{};
+            const bool aliased = b.alias_region && cannsim::gm_alias_of(reinterpret_cast<uintptr_t>(b.alias_region), e);
+            uintptr_t lo = aliased ? e.real : reinterpret_cast<uintptr_t>(b.region);
+            uintptr_t start = aliased ? lo + static_cast<uintptr_t>(b.alias - b.alias_region) : reinterpret_cast<uintptr_t>(b.data);
             uintptr_t end = start + b.nbytes;
             uintptr_t hi = lo + b.region_len;
             if (addr >= lo && addr < start) {
@@ -478,9 +563,10 @@ static bool ub_fault(int sig, siginfo_t* info, void* ctx) {
         if (g_ub_open_n == 0) return false;
         auto& st = cannsim::detail::state();
         const uintptr_t base = reinterpret_cast<uintptr_t>(st.ub_alias);
+        uint8_t* ub = cannsim::detail::ub_real();
         for (int k = 0; k < g_ub_open_n; ++k) {
             void* page = reinterpret_cast<void*>(g_ub_open[k]);
-            std::memcpy(st.ub + (g_ub_open[k] - base), page, g_page);
+            std::memcpy(ub + (g_ub_open[k] - base), page, g_page);
             if (mmap(page, g_page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
                 _exit(kExitReported);
         }
@@ -496,7 +582,7 @@ static bool ub_fault(int sig, siginfo_t* info, void* ctx) {
     void* at = reinterpret_cast<void*>(page);
     if (mmap(at, g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) return false;
     auto& st = cannsim::detail::state();
-    std::memcpy(at, st.ub + (page - reinterpret_cast<uintptr_t>(st.ub_alias)), g_page);
+    std::memcpy(at, cannsim::detail::ub_real() + (page - reinterpret_cast<uintptr_t>(st.ub_alias)), g_page);
     g_ub_open[g_ub_open_n++] = page;
     uc->uc_mcontext.gregs[REG_EFL] |= kTrapFlag;
     return true;
@@ -533,8 +619,42 @@ struct BlockRecord {
 };
 static BlockRecord* g_records = nullptr;
 
-static void enter_candidate_child(const char* phase, int64_t block, int cpu_seconds) {
+// Drops a buffer's real addresses from this copy (the vault's table keeps them): memory a kernel
+// can search holds only the alias.
+static void forget_real(GmBuffer& b) {
+    if (!b.alias_region) return;
+    explicit_bzero(&b.region, sizeof b.region);
+    explicit_bzero(&b.data, sizeof b.data);
+}
+
+// Every descriptor above stderr but the diagnostics and `keep` (one a static initialiser of the
+// candidate opened in the launcher, /proc/self/mem say, is gone before candidate code runs here).
+static void close_other_fds(int keep) {
+    int keeps[2] = {g_diag_fd, keep};
+    if (keeps[0] > keeps[1]) std::swap(keeps[0], keeps[1]);
+    unsigned from = 3;
+    for (int k : keeps) {
+        if (k < static_cast<int>(from)) continue;
+        if (k > static_cast<int>(from) && syscall(SYS_close_range, from, static_cast<unsigned>(k - 1), 0) != 0)
+            for (int fd = static_cast<int>(from); fd < k; ++fd) close(fd);
+        from = static_cast<unsigned>(k) + 1;
+    }
+    if (syscall(SYS_close_range, from, ~0u, 0) != 0)
+        for (int fd = static_cast<int>(from); fd < 65536; ++fd) close(fd);
+}
+
+// Zeroes the stack below this frame: the launcher's dead frames (mapping GM, placing the arena)
+// may hold addresses the vault keeps.
+__attribute__((noinline)) static void scrub_stack() {
+    char below[128 * 1024];
+    explicit_bzero(below, sizeof below);
+    asm volatile("" : : "r"(below) : "memory");
+}
+
+static void enter_candidate_child(const char* phase, int64_t block, int cpu_seconds, int keep_fd = -1) {
     if (g_result_fd >= 0) close(g_result_fd);
+    close_other_fds(keep_fd);
+    for (auto& b : g_gm) forget_real(b);
     g_phase = phase;
     g_block = block;
     static char altstack[64 * 1024];
@@ -635,7 +755,7 @@ struct EventStream {
             } else if (e.op == cannsim::cost::EV_END) {
                 ended = true;
                 if (e.a - begin[0] != seen[0] || e.b - begin[1] != seen[1] || e.c - begin[2] != seen[2]) bad = true;
-            } else if (!timeline.apply(e)) {
+            } else if (!cannsim::cost::resolve(e) || !timeline.apply(e)) {
                 bad = true;
             } else if (e.op == cannsim::cost::EV_VECTOR) {
                 ++seen[0];
@@ -707,7 +827,9 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
 
     cannsim::set_count_only(c.count_only);
 
-    // GM buffers: the runner's memfds ("fd:N"), files, or anonymous memory for "-".
+    // GM buffers: the runner's memfds ("fd:N"), files, or anonymous memory for "-". (g_gm never
+    // grows past this: no stale copy of a real address is left in freed heap.)
+    g_gm.reserve(c.tensors.size() + 2);
     std::vector<uint8_t*> args;
     for (const auto& t : c.tensors) {
         if (t.path == "null") {             // an omitted optional input: a null GM address
@@ -728,6 +850,7 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
         if (poison) std::memset(b.data, 0xFF, t.nbytes);
         if (!alias_gm(b)) { std::fprintf(stderr, "harness: cannot alias %s\n", t.path.c_str()); return 3; }
         g_gm.push_back(b);
+        forget_real(b);
         args.push_back(b.alias);
         cannsim::register_gm_buffer(b.alias, t.nbytes, t.name.c_str());
     }
@@ -803,6 +926,7 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     if (!alias_gm(ws)) return 3;        // the tiling stays where it is: GET_TILING_DATA reads it in place
     g_gm.push_back(ws);
     g_gm.push_back(tiling);
+    forget_real(ws);
     cannsim::register_gm_buffer(ws.alias, shared->workspace_total, "workspace");
     cannsim::register_gm_buffer(tiling.data, kTilingCapacity, "tiling");
     args.push_back(ws.alias);
@@ -857,7 +981,7 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
         if (p == 0) {
             close(fds[0]);
             for (const EventStream& other : streams) if (other.fd >= 0) close(other.fd);
-            enter_candidate_child("kernel", i, c.block_cpu_seconds);
+            enter_candidate_child("kernel", i, c.block_cpu_seconds, fds[1]);
             int64_t core_idx = i, core_num = block_dim;
             cannsim::mix::enter(i, block_dim, core_idx, core_num);
             cannsim::begin_block(core_idx, core_num);
@@ -868,6 +992,7 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
             cannsim::cost::hooks().timeline.forward_mark(cannsim::cost::EV_BEGIN, calls);
             cannsim::cost::hooks().sink = g_records[i].cost;
             cannsim::cost::hooks().sink_cap = sizeof g_records[i].cost;
+            scrub_stack();
             // (also the end of an AIC that served its AIVs' Matmul calls: cannsim/matmul.h)
             cannsim::mix::finish() = [&calls, i] {
                 cannsim::end_block();

@@ -19,6 +19,7 @@
 #endif
 #include "types.h"
 #include "cost_hooks.h"
+#include "gm_alias.h"
 #include "multicore.h"
 
 namespace cannsim {
@@ -131,9 +132,10 @@ struct GmRegion { const uint8_t* base; uint64_t bytes; std::string name; };
 // (LocalTensor::GetPhyAddr), so a scalar access through a raw `__ubuf__` pointer traps and the
 // harness charges it as a scalar UB access before letting it through on a copy of the page
 // (harness.cpp, ub_fault). A reservation costs one call; a second view of shared pages would cost
-// a shared-memory arena per block.
+// a shared-memory arena per block. The arena itself sits at a random address known only to the
+// vault's hidden pages (gm_alias.h ub_real), so it is neither beside the view nor in memory a
+// kernel can search.
 struct UbArena {
-    uint8_t* data = nullptr;
     uint8_t* alias = nullptr;
     size_t bytes = 0;
     UbArena() = default;
@@ -142,18 +144,22 @@ struct UbArena {
     ~UbArena() { release(); }
     void release() {
         if (alias) munmap(alias, bytes);
-        if (data) munmap(data, bytes);
-        data = alias = nullptr;
+        if (uint8_t* data = ub_real()) munmap(data, bytes);
+        set_ub_real(nullptr);
+        alias = nullptr;
     }
     void reset(size_t n) {
         release();
         n = (n + 4095) / 4096 * 4096;
-        void* m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        void* m = vault::random_reservation(n);
+        if (m) m = mmap(m, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        else m = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED) {          // as operator new: the launcher's handler reports RUN.MEMORY
             if (std::new_handler h = std::get_new_handler()) h();
             throw std::bad_alloc();
         }
-        data = static_cast<uint8_t*>(m);
+        set_ub_real(static_cast<uint8_t*>(m));
+        m = nullptr;
         bytes = n;
         void* a = mmap(nullptr, n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (a != MAP_FAILED) alias = static_cast<uint8_t*>(a);
@@ -165,8 +171,7 @@ struct State {
     int diag_fd = 2;
     int64_t block_idx = 0, block_num = 1;
     bool in_block = false;
-    UbArena ub_storage;
-    uint8_t* ub = nullptr;
+    UbArena ub_storage;              // the arena's host address: detail::ub_real()
     uint8_t* ub_alias = nullptr;     // UB as kernel code sees it (UbArena::alias), or null
     uint64_t ub_virtual = 0;         // arena size we can actually back (> chip UB, for overflow runs)
     uint64_t ub_used = 0;
@@ -311,11 +316,10 @@ inline void begin_block(int64_t idx, int64_t num) {
         arena += (s.mem_virtual[m] + 4095) / 4096 * 4096;
     }
     s.mem_virtual[MEM_UB] = s.ub_virtual;
-    s.ub_storage.reset(arena);
-    s.ub = s.ub_storage.data;                                       // page aligned
+    s.ub_storage.reset(arena);                                      // page aligned
     s.ub_alias = s.ub_storage.alias;
 #ifdef MADV_POPULATE_WRITE
-    (void)madvise(s.ub, c.ub_bytes, MADV_POPULATE_WRITE);            // older kernels: faults as usual
+    (void)madvise(detail::ub_real(), c.ub_bytes, MADV_POPULATE_WRITE);   // older kernels: faults as usual
 #endif
 }
 

@@ -124,7 +124,7 @@ public:
             }
         }
         cannsim::cost::scalar_access(slot_, false);
-        T v; std::memcpy(&v, s.ub + a, sizeof(T));
+        T v; std::memcpy(&v, cannsim::detail::ub_real() + a, sizeof(T));
         return v;
     }
 
@@ -133,11 +133,11 @@ public:
         cannsim::check_live("SetValue", slot_, gen_, loc);
         cannsim::check_ub_range("SetValue", "element", slot_, a, a + sizeof(T), loc);
         cannsim::cost::scalar_access(slot_, true);
-        std::memcpy(cannsim::detail::state().ub + a, &value, sizeof(T));
+        std::memcpy(cannsim::detail::ub_real() + a, &value, sizeof(T));
     }
 
     // Emulator-side accessors (not part of the device API).
-    T* sim_data() const { return reinterpret_cast<T*>(cannsim::detail::state().ub + addr_); }
+    T* sim_data() const { return reinterpret_cast<T*>(cannsim::detail::ub_real() + addr_); }
 
     uint64_t addr_ = 0;      // byte address inside the UB arena
     uint32_t size_ = 0;      // elements

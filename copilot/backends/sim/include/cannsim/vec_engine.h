@@ -229,7 +229,7 @@ inline void for_lanes(const Operand* ops, const Lanes& L, F&& f) {
         }
 }
 
-inline uint8_t* ub_at(uint64_t addr) { return detail::state().ub + addr; }
+inline uint8_t* ub_at(uint64_t addr) { return detail::ub_real() + addr; }
 
 }  // namespace cannsim
 

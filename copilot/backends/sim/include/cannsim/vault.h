@@ -1,0 +1,133 @@
+// The emulator's state that kernel code must not forge or read, in pages at a fixed address (so
+// no pointer to them lives in memory a kernel can search) guarded by two x86 protection keys:
+//   - the sealed page (page 0): readable, not writable by kernel code: the cost hooks' per-call
+//     operand record (cost_hooks.h `pending`), which becomes the next cost event's slots;
+//   - the hidden pages (1-2): neither readable nor writable: the real GM mappings' table and the UB
+//     arena's host address (gm_alias.h), which would let a kernel read GM and work on UB uncharged.
+// The emulator's own code opens a key for the few instructions that need it (`Open`, WRPKRU: no
+// system call) and closes it before kernel code runs again (a block is one thread). The launcher
+// maps the vault from its .preinit_array entry, before any candidate code, and its syscall filter
+// then refuses pkey_* and every mmap(MAP_FIXED)/munmap/mprotect/mremap/madvise whose range could
+// reach the vault (harness.cpp, install_vault_filter): kernel code cannot unmap, remap or re-key
+// it. Where the CPU or kernel has no protection keys the vault is a plain page (keys() < 0, said in
+// `cannpilot doctor`): the layout is the same, nothing guards it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace cannsim::vault {
+
+constexpr uintptr_t kAddr = 0x200000000000ull;   // 32 TiB: far from the executable, heap, libraries
+constexpr size_t kPage = 4096;
+constexpr size_t kBytes = 3 * kPage;
+constexpr uint32_t kWindowHi = static_cast<uint32_t>(kAddr >> 32);   // filter: high words kWindowHi-1, kWindowHi
+constexpr uint32_t kMagic = 0x5641554c;
+
+struct Keys {
+    uint32_t magic;
+    int sealed, hidden;          // protection keys, or -1
+};
+constexpr size_t kSealedOffset = 64;                     // the sealed area, after Keys
+constexpr size_t kSealedBytes = kPage - kSealedOffset;
+constexpr size_t kHiddenBytes = 2 * kPage;
+
+inline Keys* keys_at() { return reinterpret_cast<Keys*>(kAddr); }
+
+#if defined(__x86_64__)
+inline uint32_t rdpkru() {
+    uint32_t eax, edx;
+    asm volatile(".byte 0x0f,0x01,0xee" : "=a"(eax), "=d"(edx) : "c"(0) : "memory");
+    return eax;
+}
+inline void wrpkru(uint32_t v) { asm volatile(".byte 0x0f,0x01,0xef" : : "a"(v), "c"(0), "d"(0) : "memory"); }
+#endif
+
+// Maps the vault at kAddr and keys it (the launcher's preinit; lazily in tests). False when the
+// address is taken (already mapped: the lazy call after the launcher's).
+inline bool setup() {
+    void* m = mmap(reinterpret_cast<void*>(kAddr), kBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (m == MAP_FAILED) return false;
+    if (m != reinterpret_cast<void*>(kAddr)) { munmap(m, kBytes); return false; }
+    Keys* k = keys_at();
+    k->magic = kMagic;
+    k->sealed = k->hidden = -1;
+#if defined(__x86_64__) && defined(SYS_pkey_alloc) && defined(SYS_pkey_mprotect)
+    // pkey_alloc gives this thread (and the processes it forks) the keys' rights: no write to the
+    // sealed key, no access to the hidden one
+    const long s = syscall(SYS_pkey_alloc, 0, 2 /* PKEY_DISABLE_WRITE */);
+    const long h = s >= 0 ? syscall(SYS_pkey_alloc, 0, 1 /* PKEY_DISABLE_ACCESS */) : -1;
+    if (s > 0 && h > 0 &&
+        syscall(SYS_pkey_mprotect, kAddr + kPage, kHiddenBytes, PROT_READ | PROT_WRITE, h) == 0) {
+        k->sealed = static_cast<int>(s);
+        k->hidden = static_cast<int>(h);
+        if (syscall(SYS_pkey_mprotect, kAddr, kPage, PROT_READ | PROT_WRITE, s) != 0) k->sealed = k->hidden = -1;
+    }
+#endif
+    return true;
+}
+
+inline const Keys& keys() {
+    static const bool mapped = setup() || keys_at()->magic == kMagic;
+    (void)mapped;
+    return *keys_at();
+}
+inline bool keyed() { return keys().hidden > 0; }
+
+// While alive, this code may write the sealed page (hidden = false) or read and write the hidden
+// pages (hidden = true). Never alive while kernel code runs.
+class Open {
+public:
+    explicit Open(bool hidden) {
+#if defined(__x86_64__)
+        const Keys& k = keys();
+        const int key = hidden ? k.hidden : k.sealed;
+        if (key > 0) {
+            saved_ = rdpkru();
+            wrpkru(saved_ & ~(3u << (2 * key)));
+            on_ = true;
+        }
+#else
+        (void)hidden;
+#endif
+    }
+    ~Open() {
+#if defined(__x86_64__)
+        if (on_) wrpkru(saved_);
+#endif
+    }
+    Open(const Open&) = delete;
+    Open& operator=(const Open&) = delete;
+
+private:
+    uint32_t saved_ = 0;
+    bool on_ = false;
+};
+
+inline void* sealed_area() { (void)keys(); return reinterpret_cast<void*>(kAddr + kSealedOffset); }
+inline void* hidden_area() { (void)keys(); return reinterpret_cast<void*>(kAddr + kPage); }
+
+inline bool contains(uintptr_t a) { return a - kAddr < kBytes; }
+
+// A PROT_NONE reservation of `bytes` at a random address (the real GM mappings, the UB arena), so
+// that it is not beside the kernel's view of it; null if none could be placed.
+inline void* random_reservation(size_t bytes) {
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        uint64_t r = 0;
+        if (syscall(SYS_getrandom, &r, sizeof r, 0) != static_cast<long>(sizeof r)) break;
+        // 16-80 TiB, page aligned, outside the vault's filter window (28-36 TiB)
+        uintptr_t a = (0x100000000000ull + r % 0x400000000000ull) & ~static_cast<uintptr_t>(kPage - 1);
+        if (a + bytes > (uintptr_t(kWindowHi) - 1) << 32 && a < (uintptr_t(kWindowHi) + 1) << 32) continue;
+        void* m = mmap(reinterpret_cast<void*>(a), bytes, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+        r = 0;
+        if (m == reinterpret_cast<void*>(a)) return m;
+        if (m != MAP_FAILED) munmap(m, bytes);
+    }
+    return nullptr;
+}
+
+}  // namespace cannsim::vault
