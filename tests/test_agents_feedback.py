@@ -420,8 +420,10 @@ def test_pooling_goldens_bring_gather_and_the_index_ramp_cards(monkeypatch):
 
     monkeypatch.setattr(llm_mod, "golden_ops", lambda task: ["_adaptive_avg_pool3d"])
     text = llm_mod.op_cards(None, [], "910B2")
-    for cid in ("L3.interpolation-index-rules", "L4.Gather", "L2.GATHER_OFFSET", "L4.Fill-Index"):
+    for cid in ("L3.interpolation-index-rules", "L4.Gather", "L2.GATHER_OFFSET", "L4.Fill-Index", "L4.Cast"):
         assert f"aten._adaptive_avg_pool3d -> {cid}" in text
+    monkeypatch.setattr(llm_mod, "golden_ops", lambda task: ["permute", "constant_pad_nd", "im2col", "amax"])
+    assert "aten.im2col -> L4.repeat-params" in llm_mod.op_cards(None, [], "910B2")   # dilation_2d's stencil
 
 
 def test_the_statement_says_how_outputs_are_judged_and_the_registration_why_optional_attrs_are_required():

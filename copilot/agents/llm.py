@@ -464,7 +464,9 @@ def read_card(arg: str, chip: str) -> str:
 OP_CARDS = {
     ("gather", "index_select", "take", "index", "embedding", "upsample_bilinear2d", "grid_sampler_3d",
      "_adaptive_avg_pool3d", "_adaptive_avg_pool2d"): ("L4.Gather", "L2.GATHER_OFFSET"),
-    ("upsample_bilinear2d", "grid_sampler_3d", "_adaptive_avg_pool3d", "_adaptive_avg_pool2d"): ("L4.Fill-Index",),
+    ("upsample_bilinear2d", "grid_sampler_3d", "_adaptive_avg_pool3d", "_adaptive_avg_pool2d"):
+        ("L4.Fill-Index", "L4.Cast"),           # index ramps; float <-> int32 casts with their round modes
+    ("im2col", "amax", "max_pool2d_with_indices"): ("L4.repeat-params",),   # a stencil's strided repeat form
     ("scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "scatter", "scatter_", "index_put",
      "index_put_", "index_copy", "index_add", "index_add_"): ("L4.Atomic-SyncAll",),
     ("nll_loss_forward", "linalg_vector_norm", "norm"): ("L4.Atomic-SyncAll", "L3.multicore-scalar-reduction"),
