@@ -58,7 +58,7 @@ def test_an_estimate_is_explained_by_cores_pipes_bound_roofline_and_instructions
     text = explain_estimate(PERF_ROW)
     assert text.startswith("31200.00 us est.") and "on 40 cores" in text
     assert "MTE2 30100.0, V 2000.0, S 500.0" in text and "MTE3" not in text   # busiest first, idle left out
-    assert "HBM share 12000.0" in text and "bound by memory" in text and "roofline 1200.00 us (4% of it)" in text
+    assert "HBM share 12000.0" in text and "bound by memory" in text and "roofline 1200.00 us (4% of it; the inputs read" in text
     # the costliest vector work first (repeats x the model's weight), at most four kinds
     assert text.index("Gather.b32 5 instr / 4000 repeats") < text.index("Exp.b32") < text.index("Add.b32")
     assert "Gather.b32 5 instr / 4000 repeats x weight 2," in text     # its cycles per repeat, to rank savings
@@ -413,6 +413,7 @@ def test_a_timed_case_says_what_its_hbm_share_means():
     text = explain_estimate(PERF_ROW)
     assert "its HBM share 12000.0 (its bytes at its share of the HBM bandwidth" in text
     assert "more cores do not copy faster" in text
+    assert "at HBM's peak 3840 GB/s" in text and "sustained 1505 GB/s is at 39% of a memory roofline" in text
 
 
 def test_pooling_goldens_bring_gather_and_the_index_ramp_cards(monkeypatch):

@@ -390,7 +390,11 @@ def explain_estimate(c: dict, chip: str = "910B2") -> str:
     if c.get("bottleneck"):
         parts.append(f"bound by {c['bottleneck']}")
     if c.get("t_hw_us"):
-        parts.append(f"roofline {c['t_hw_us']:.2f} us ({c['t_hw_us'] / c['est_us']:.0%} of it)")
+        p = cost_params(chip)
+        parts.append(f"roofline {c['t_hw_us']:.2f} us ({c['t_hw_us'] / c['est_us']:.0%} of it; the inputs read and "
+                     f"outputs written once at HBM's peak {p.hbm_peak_gbps:.0f} GB/s, or the golden's vector work "
+                     f"on every core at full rate: a copy streaming at the sustained {p.hbm_gbps:.0f} GB/s is at "
+                     f"{p.hbm_gbps / p.hbm_peak_gbps:.0%} of a memory roofline)")
     counts = c.get("vector_counts") or {}
     if counts:
         weights = cost_params(chip).vector_weights()
