@@ -39,6 +39,7 @@ CONSTRAINT_IDS = [
     "L2.CUBE_POSITION", "L2.CUBE_ALIGN", "L2.CUBE_BOUNDS", "L2.CUBE_PARAMS", "L2.MMAD_DTYPE", "L2.FIXPIPE_QUANT",
     "L2.CROSS_CORE_FLAG", "L2.CORE_TYPE",
     "L2.MATMUL_USAGE", "L2.MATMUL_SHAPE", "L2.MATMUL_TILING", "L2.MATMUL_DTYPE",
+    "L2.LOAD3D_PARAMS", "L2.LOAD3D_ALIGN",
     "PREC.nan_inf_introduced", "PREC.zero_output", "PREC.localized_outlier", "PREC.systematic_drift",
     "PREC.small_value_error",
 ]

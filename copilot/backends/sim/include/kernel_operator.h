@@ -36,6 +36,7 @@
 #include "cannsim/bilinear.h"
 #include "cannsim/softmax_flash_v3.h"
 #include "cannsim/cube.h"
+#include "cannsim/load3d.h"
 
 // Old intrinsic spellings of the sync instructions.
 inline void set_flag(pipe_t src, pipe_t dst, int id, CANNSIM_LOC) {
