@@ -22,7 +22,7 @@ import math
 import re
 
 from copilot.errors import Unsupported
-from copilot.lowering import intlib, mathlib
+from copilot.lowering import intlib, mathlib, wideint
 from copilot.lowering.ir import REDUCE, Program
 from copilot.lowering.plan import ONE_BYTE, Plan
 
@@ -244,6 +244,8 @@ class Emitter:
         # working tile type: fp32, int32 (integer data) or chosen per build (`Calc`)
         self.calc = plan.calc
         self.ctype = "float" if self.calc == "float" else "Calc"
+        # int64 inputs: narrowed per tile, a tile past the int32 range on the scalar unit (wideint.py)
+        self.wide = plan.wide_bits is not None and any("int64" in s.dtypes for s in self.task.inputs)
         # bool inputs are read as uint8_t (only zero / non-zero matters); int8/uint8 as themselves
         self.mask_inputs = {i for i, s in enumerate(self.task.inputs) if "bool" in s.dtypes}
         byte_inputs = {i for i, s in enumerate(self.task.inputs) if set(s.dtypes) & ONE_BYTE}
@@ -544,6 +546,8 @@ class Emitter:
                         out.append(f"{ind}HoldLoad{self.held}({dst}, row0, nr, cw, pitch);   // kept for every pass of the tile")
                     else:
                         out.append(f"{ind}{take}")
+                    if self.wide and i == max(k for k in v.pass_nodes[q] if nodes[k].op == "load"):
+                        out.extend(wideint.guard(vi, len(self.plan.loads), ind))
                     continue
                 stat_args = [a for a in nd.args if nodes[a].kind == "stat"]
                 args = []
@@ -649,6 +653,8 @@ class Emitter:
                     out.append(f"                stat_[{v.stat_index[i]}][s] = {self.scalar_op(nodes[i], [self.sexpr(v, a) for a in nodes[i].args])};")
                 out.append("            }")
             for k, node in souts:
+                if self.plan.int_arg and nodes[node].op in ARG_BETTER:
+                    out.append(f"            ExactArgRowsV{vi}(base, nr);")
                 out.append(f"            StoreStat{k}(base, nr, {v.stat_index[node]});")
             out.append("        }")
         out.append("    }")
@@ -775,6 +781,8 @@ class Emitter:
                     raise Unsupported(f"{self.op}: a statistic computed from scalars only")
                 out.extend(self.vec(nd, f"StatVec({v.stat_index[i]})", args, "n", "            "))
             for k, node in souts:
+                if self.plan.int_arg and nodes[node].op in ARG_BETTER:
+                    out.append(f"            ExactArgColsV{vi}(outOff, wc);")
                 out.append(f"            StoreColStat{k}(StatVec({v.stat_index[node]}), outOff, wc, wn);")
             out.append("        }")
         out.append("    }")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from copilot.errors import Unsupported
 from copilot.lowering.capture import Capture, capture
 from copilot.lowering.ir import Program, normalise
+from copilot.lowering import wideint
 
 ONE_BYTE = {"bool", "uint8", "int8"}
 FLOATS = {"float16", "bfloat16", "float32"}
@@ -52,6 +53,10 @@ class Plan:
     # or ("by", i): int32 where input i is an integer, fp32 where it is a float (maximum)
     calc: object = "float"
     refused_input: int | None = None     # integer data in this input is not served (GRAPH_FAILED)
+    # int64 data narrowed per tile to int32 lanes when below 2^wide_bits (wideint.py), else None
+    wide_bits: int | None = None
+    # argmax / argmin of integer data: ranked in fp32, lanes past 2^24 again in int64 (wideint.py)
+    int_arg: bool = False
     # variants outside the patterns, as (guards, conditions): the tiling function refuses their attrs
     refused_variants: list = field(default_factory=list)
 
@@ -172,6 +177,9 @@ def _plan_captured(task, cap: Capture) -> Plan:
         for c, k in zip(task.cases, ints):
             if k:
                 plan.unserved[c.id] = reason
+    if plan.calc != "float" and plan.refused_input is None:
+        plan.wide_bits = wideint.narrow_bits(programs)
+    plan.int_arg = any(map(_integer_case, task.cases)) and all(map(wideint.arg_only, programs))
     _check_cases(plan, per_case)
     return plan
 
@@ -202,8 +210,8 @@ def _calc_type(task, programs):
     """int32 lanes for cases whose data are all integers, fp32 for the rest; a task with both
     picks per build from an input that is an integer exactly in the integer cases."""
     ints = [_integer_case(c) for c in task.cases]
-    if not any(ints):
-        return "float"
+    if not any(ints) or all(map(wideint.arg_only, programs)):
+        return "float"    # an index reduction ranks integers in fp32, exactly (wideint.exact_arg_rows)
     for p in programs:
         bad = sorted({n.op for n in p.nodes if n.op not in INT_OPS and n.kind == "full"})
         if bad:
@@ -455,7 +463,7 @@ def _check_cases(plan: Plan, progs):
     for c in task.cases:
         if c.id in plan.unserved:
             continue
-        if "int64" in c.dtypes:
+        if "int64" in c.dtypes and plan.wide_bits is None and not plan.int_arg:
             plan.unserved[c.id] = ("int64 data: arch 2201 has no int64 vector arithmetic and the lowering "
                                    "computes integers on int32 lanes")
             continue

@@ -6,7 +6,7 @@ import re
 
 from copilot.backends.sim.build import camel
 from copilot.export.opdef import task_opdef
-from copilot.lowering import intlib, mathlib
+from copilot.lowering import intlib, mathlib, wideint
 from copilot.lowering.capture import condition_cpp, cpp_expr, expr_attrs
 from copilot.lowering.knobs import MAX_TILE_ROWS
 
@@ -136,6 +136,8 @@ def render(em) -> str:
     w("")
     if em.calc != "float":
         w(_calc_conversions(em))
+    if em.wide:
+        w(wideint.helpers(plan.wide_bits))
     w("// fp32 working copy of a tile of any input dtype (1-byte masks go through half).")
     w("template <typename T>")
     w("__aicore__ inline void ToFloat(const LocalTensor<float>& dst, const LocalTensor<T>& src,")
@@ -147,6 +149,9 @@ def render(em) -> str:
     w("        Cast(dst, src, RoundMode::CAST_NONE, n);")
     w("    } else if constexpr (sizeof(T) == 4) {")
     w("        Cast(dst, src, RoundMode::CAST_RINT, n);   // int32: exact below 2^24")
+    if plan.int_arg and any("int64" in s.dtypes for s in ins):
+        w("    } else if constexpr (sizeof(T) == 8) {")
+        w("        Cast(dst, src, RoundMode::CAST_RINT, n);   // int64: exact below 2^24")
     w("    } else {")
     w("        Cast(scratch, src, RoundMode::CAST_NONE, n);")
     w("        Cast(dst, scratch, RoundMode::CAST_NONE, n);")
@@ -654,14 +659,24 @@ def render(em) -> str:
         w(f"    __aicore__ inline void TakeLoad{l}(const LocalTensor<{C}>& dst, uint64_t row0, uint32_t nr, uint32_t cw, uint32_t pitch)")
         w("    {")
         w(f"        if (td_.loadAlongRow[{l}] == 0) {{")
+        if em.wide:
+            w(f"            wide_[{l}] = false;")
         w("            for (uint32_t j = 0; j < nr; ++j) {")
-        w(f"                const {C} v = static_cast<{C}>({gm}.GetValue(RowOffset({l}, row0 + j)));")
+        if em.wide:
+            w(f"                const {ty} raw = {gm}.GetValue(RowOffset({l}, row0 + j));")
+            w(f"                wide_[{l}] = wide_[{l}] || PastNarrow(raw);")
+            w(f"                const {C} v = static_cast<{C}>(raw);")
+        else:
+            w(f"                const {C} v = static_cast<{C}>({gm}.GetValue(RowOffset({l}, row0 + j)));")
         w("                Duplicate(dst[j * pitch], v, cw);")
         w("            }")
         w("            return;")
         w("        }")
         w(f"        LocalTensor<{ty}> buf = inQue{l}_.DeQue<{ty}>();")
-        if lr.lanes:
+        if em.wide:
+            w(f"        NarrowToCalc(dst, buf, halfScratch_, nr, cw, pitch, AlignUpTo(nr * pitch, VEC_ALIGN), wide_[{l}]);")
+            w(f"        inQue{l}_.FreeTensor(buf);")
+        elif lr.lanes:
             w(f"        {to_fn}(laneSrc_, buf, halfScratch_, AlignUpTo(nr * pitch, VEC_ALIGN));")
             w(f"        inQue{l}_.FreeTensor(buf);")
             w(f"        Gather(dst, laneSrc_, {LANE[lr.lanes]}, 0, AlignUpTo(nr * pitch, VEC_ALIGN));")
@@ -871,9 +886,15 @@ def render(em) -> str:
     w("")
     for vi, v in enumerate(em.vcs):
         w(row_code[vi])
+        if em.wide:
+            w(wideint.scalar_tile(em, vi, v.p))
+        if plan.int_arg:
+            w(wideint.exact_arg_rows(em, vi, v))
         w(em.finish_rows(vi, v))
         if em.colcode:
             w(em.compute_cols(vi, v))
+            if plan.int_arg:
+                w(wideint.exact_arg_cols(em, vi, v))
         w("")
     # --- members
     w("private:")
@@ -911,6 +932,8 @@ def render(em) -> str:
     w(f"    LocalTensor<{C}> {', '.join(f'tmp{k}' for k in range(max(5, em.ntmp)))};")
     w("    LocalTensor<uint8_t> bits;")
     w("    LocalTensor<half> halfScratch_;")
+    if em.wide:
+        w("    bool wide_[NUM_LOADS] = {};   // this tile of load l has a value past the int32 lanes' range")
     if has_red:
         w("    LocalTensor<float> work, partial;")
     w(f"    {T} td_;")
@@ -956,8 +979,9 @@ def _macro_of(name: str) -> str:
 
 def _calc_conversions(em) -> str:
     """ToCalc / FromCalc: a tile of the data dtype to the working type and back. Integers go to
-    int32 exactly: int16 through fp32 (exact for 16-bit values), int8 through half."""
-    return """// Working copy of a tile in the kernel's working type W (int32 for integer data, else fp32).
+    int32 exactly: int16 through fp32 (exact for 16-bit values), int8 through half; int32 widens
+    to int64 outputs by one Cast (int64 inputs narrow in wideint.NarrowToCalc)."""
+    text = """// Working copy of a tile in the kernel's working type W (int32 for integer data, else fp32).
 template <typename W, typename T>
 __aicore__ inline void ToCalc(const LocalTensor<W>& dst, const LocalTensor<T>& src,
                               const LocalTensor<half>& scratch, uint32_t n)
@@ -990,6 +1014,8 @@ __aicore__ inline void FromCalc(const LocalTensor<T>& dst, const LocalTensor<W>&
         DataCopy(dst, src, n);
     } else if constexpr (std::is_same<W, int32_t>::value && sizeof(T) == 2) {
         Cast(dst, src, RoundMode::CAST_NONE, n);
+    } else if constexpr (std::is_same<W, int32_t>::value && sizeof(T) == 8) {
+        Cast(dst, src, RoundMode::CAST_NONE, n);       // int32 -> int64, exact
     } else if constexpr (std::is_same<W, int32_t>::value) {
         Cast(scratch, src, RoundMode::CAST_NONE, n);
         Cast(dst, scratch, RoundMode::CAST_RINT, n);   // integral already: RINT is exact
@@ -1001,6 +1027,11 @@ __aicore__ inline void FromCalc(const LocalTensor<T>& dst, const LocalTensor<W>&
     }
 }
 """
+    if not em.wide:
+        text = text.replace("""    } else if constexpr (std::is_same<W, int32_t>::value && sizeof(T) == 8) {
+        Cast(dst, src, RoundMode::CAST_NONE, n);       // int32 -> int64, exact
+""", "")
+    return text
 
 
 def _attr_var(name: str) -> str:
@@ -1151,7 +1182,7 @@ def tiling_func(em, T: str, row_tmps: int) -> str:
         w("        default:")
         w("            break;")
         w("    }")
-    if any("int64" in spec.dtypes for spec in t.inputs + t.outputs):
+    if any("int64" in spec.dtypes for spec in t.inputs + t.outputs) and not (em.wide or plan.int_arg):
         w("    for (uint32_t i = 0; i < NUM_INPUTS; ++i) {")
         w("        if (context->GetInputDesc(i)->GetDataType() == ge::DT_INT64) {")
         w("            return ge::GRAPH_FAILED;   // no int64 vector arithmetic on arch 2201: not served")
