@@ -198,7 +198,8 @@ _COMMON = r"""#include <cmath>
 #include "register/op_def_registry.h"
 
 constexpr uint32_t BAND_BYTES = 64 * 1024;   // the input rows a chunk reads, with zero margins
-constexpr uint32_t EPI_BYTES = 32 * 1024;    // epilogue rows (cube path)
+constexpr uint32_t EPI_BYTES = 12 * 1024;    // one epilogue tile of rows (cube path: 6 of them)
+constexpr uint32_t K_PART = 256;             // cube path: K summed in parts of this, added compensated
 constexpr int32_t X_IN = @XI@, W_IN = @WI@, B_IN = @BI@;
 
 struct @T@ {
@@ -207,6 +208,7 @@ struct @T@ {
     int32_t sh, sw, ph, pw, dh, dw;
     uint32_t ho, wo, p, pc, chunks, items, perAiv, hasBias;
     uint32_t ml, rp, bandMax, k;             // band: left margin, row pitch (elements), rows; k = cing*kh*kw
+    uint32_t parts;                          // cube path: K parts (C of each in the slot)
     uint64_t slot, cOff;                     // cube path: bytes per AIV slot, C's offset in it
 };
 REGISTER_TILING_DEFAULT(@T@);
@@ -309,6 +311,34 @@ __aicore__ inline void FromFloat(const LocalTensor<D>& dst, const LocalTensor<fl
     } else {
         Cast(dst, src, RoundMode::CAST_RINT, n);
     }
+}
+
+// acc + comp += x, the sum carried as two floats (TwoSum: the rounding error of acc + x goes to comp);
+// x is overwritten, acc and sum swap (sum: the scratch the new sum is written to)
+__aicore__ inline void TwoSum(LocalTensor<float>& acc, LocalTensor<float>& sum, const LocalTensor<float>& x,
+                              const LocalTensor<float>& bv, const LocalTensor<float>& e1, const LocalTensor<float>& comp,
+                              uint32_t n)
+{
+    Add(sum, acc, x, n);
+    Sub(bv, sum, acc, n);
+    Sub(e1, sum, bv, n);
+    Sub(e1, acc, e1, n);
+    Sub(x, x, bv, n);
+    Add(e1, e1, x, n);
+    Add(comp, comp, e1, n);
+    LocalTensor<float> was = acc;
+    acc = sum;
+    sum = was;
+}
+
+// acc += comp where acc is finite (an inf term makes comp NaN); n a multiple of 64
+__aicore__ inline void Compensate(const LocalTensor<float>& acc, const LocalTensor<float>& comp, const LocalTensor<float>& e1,
+                                  const LocalTensor<float>& e2, const LocalTensor<uint8_t>& mask, uint32_t n)
+{
+    Sub(e1, acc, acc, n);
+    Compares(mask, e1, 0.0f, CMPMODE::EQ, n);
+    Add(e2, acc, comp, n);
+    Select(acc, mask, e2, acc, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
 }
 
 // One tap's pixels widened to float (S = the input dtype; g: its scratch).
@@ -416,23 +446,10 @@ public:
                         Axpy(pe, lo, wLo, pc);
                         Add(comp, comp, pe, pc);
                     }
-                    Add(sum, acc, pr, pc);
-                    Sub(bv, sum, acc, pc);
-                    Sub(e1, sum, bv, pc);
-                    Sub(e1, acc, e1, pc);
-                    Sub(e2, pr, bv, pc);
-                    Add(e1, e1, e2, pc);
-                    Add(comp, comp, e1, pc);
-                    LocalTensor<float> was = acc;
-                    acc = sum;
-                    sum = was;
+                    TwoSum(acc, sum, pr, bv, e1, comp, pc);
                 }
             }
-            // the compensation only where the plain sum is finite (an inf tap makes it NaN)
-            Sub(e1, acc, acc, pcPad);
-            Compares(mask, e1, 0.0f, CMPMODE::EQ, pcPad);
-            Add(e2, acc, comp, pcPad);
-            Select(acc, mask, e2, acc, SELMODE::VSEL_TENSOR_TENSOR_MODE, pcPad);
+            Compensate(acc, comp, e1, e2, mask, pcPad);
             SetFlag<HardEvent::MTE3_V>(EVENT_ID3);
             WaitFlag<HardEvent::MTE3_V>(EVENT_ID3);
             FromFloat(yt, acc, pc);
@@ -498,8 +515,9 @@ public:
         pipe_.InitBuffer(offBuf_, pcPad * sizeof(int32_t));
         pipe_.InitBuffer(tapBuf_, pcPad * sizeof(int32_t));
         pipe_.InitBuffer(colBuf_, pcPad * sizeof(T));
-        pipe_.InitBuffer(epiBuf_, EPI_BYTES);
+        pipe_.InitBuffer(epiBuf_, 6 * EPI_BYTES);
         pipe_.InitBuffer(yBuf_, EPI_BYTES);
+        pipe_.InitBuffer(maskBuf_, EPI_BYTES / sizeof(float) / 8);
         pipe_.InitBuffer(biasBuf_, CeilTo(t_.coutg, 64) * sizeof(float));
         pipe_.InitBuffer(rawBuf_, CeilTo(t_.coutg, 64) * sizeof(float));
         LocalTensor<T> band = bandBuf_.Get<T>(), col = colBuf_.Get<T>();
@@ -528,11 +546,17 @@ public:
                 }
             }
             PipeBarrier<PIPE_ALL>();
-            mm_.SetOrgShape(t_.coutg, t_.pc, t_.k, t_.k);
-            mm_.SetSingleShape(t_.coutg, pc, t_.k);
-            mm_.SetTensorA(wGm_[static_cast<uint64_t>(grp) * t_.coutg * t_.k]);
-            mm_.SetTensorB(colGm_);
-            mm_.IterateAll(cGm_);
+            // one product per part of K (its own C in the slot): the cube's fp32 sum runs over at most
+            // K_PART terms, the parts are added on the vector unit with TwoSum
+            for (uint32_t q = 0; q < t_.parts; ++q) {
+                const uint32_t k0 = q * K_PART;
+                const uint32_t kq = t_.k - k0 < K_PART ? t_.k - k0 : K_PART;
+                mm_.SetOrgShape(t_.coutg, t_.pc, t_.k, t_.k);
+                mm_.SetSingleShape(t_.coutg, pc, kq);
+                mm_.SetTensorA(wGm_[static_cast<uint64_t>(grp) * t_.coutg * t_.k + k0]);
+                mm_.SetTensorB(colGm_[static_cast<uint64_t>(k0) * t_.pc]);
+                mm_.IterateAll(cGm_[static_cast<uint64_t>(q) * t_.coutg * t_.pc]);
+            }
             if (t_.hasBias) {
                 LoadFloats(biasF, rawBuf_.Get<BT>(), bGm_[grp * t_.coutg], t_.coutg);
             }
@@ -542,47 +566,66 @@ public:
     }
 
 private:
-    // C rows (+ bias) to y[img, grp * coutg + co, p0 : p0 + pc] in YT.
+    // rows x pc of part q's C into a tile of pitch `pitch`
+    __aicore__ inline void LoadPart(const LocalTensor<float>& dst, uint32_t q, uint32_t r0, uint32_t rows, uint32_t pc,
+                                    uint32_t pitch)
+    {
+        DataCopyExtParams cpIn{static_cast<uint16_t>(rows), static_cast<uint32_t>(pc * sizeof(float)),
+                               static_cast<uint32_t>((t_.pc - pc) * sizeof(float)),
+                               static_cast<uint32_t>((pitch * sizeof(float) - CeilTo(pc * sizeof(float), 32)) / 32), 0};
+        DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+        DataCopyPad(dst, cGm_[(static_cast<uint64_t>(q) * t_.coutg + r0) * t_.pc], cpIn, pad);
+    }
+
+    // The parts' C rows + bias, summed as two floats (TwoSum), to y[img, grp * coutg + co, p0 : p0 + pc] in YT.
     __aicore__ inline void Epilogue(uint32_t img, uint32_t grp, uint32_t p0, uint32_t pc)
     {
-        const uint32_t pitch = CeilTo(pc, 16);
+        const uint32_t pitch = CeilTo(pc, 64);
         uint32_t rowsMax = EPI_BYTES / (pitch * sizeof(float));
         rowsMax = rowsMax == 0 ? 1 : rowsMax;
-        LocalTensor<float> c = epiBuf_.Get<float>();
+        LocalTensor<float> epi = epiBuf_.Get<float>();
+        const uint32_t tile = EPI_BYTES / sizeof(float);
+        LocalTensor<float> acc = epi, sum = epi[tile], pr = epi[2 * tile], e1 = epi[3 * tile], comp = epi[4 * tile];
+        LocalTensor<float> bv = epi[5 * tile];
         LocalTensor<YT> yt = yBuf_.Get<YT>();
+        LocalTensor<uint8_t> mask = maskBuf_.Get<uint8_t>();
         LocalTensor<float> biasF = biasBuf_.Get<float>();
         for (uint32_t r0 = 0; r0 < t_.coutg; r0 += rowsMax) {
             const uint32_t rows = t_.coutg - r0 < rowsMax ? t_.coutg - r0 : rowsMax;
-            SetFlag<HardEvent::V_MTE2>(EVENT_ID1);
-            WaitFlag<HardEvent::V_MTE2>(EVENT_ID1);
-            DataCopyExtParams cpIn{static_cast<uint16_t>(rows), static_cast<uint32_t>(pc * sizeof(float)),
-                                   static_cast<uint32_t>((t_.pc - pc) * sizeof(float)),
-                                   static_cast<uint32_t>((pitch * sizeof(float) - CeilTo(pc * sizeof(float), 32)) / 32), 0};
-            DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
-            DataCopyPad(c, cGm_[static_cast<uint64_t>(r0) * t_.pc], cpIn, pad);
-            SetFlag<HardEvent::MTE2_V>(EVENT_ID1);
-            WaitFlag<HardEvent::MTE2_V>(EVENT_ID1);
-            if (t_.hasBias) {
-                for (uint32_t r = 0; r < rows; ++r) {
-                    const float b = biasF.GetValue(r0 + r);
-                    Adds(c[r * pitch], c[r * pitch], b, pc);
+            const uint32_t n = rows * pitch;
+            PipeBarrier<PIPE_ALL>();
+            LoadPart(acc, 0, r0, rows, pc, pitch);
+            Duplicate(comp, 0.0f, n);
+            const uint32_t terms = t_.parts + (t_.hasBias ? 1 : 0);
+            for (uint32_t q = 1; q < terms; ++q) {
+                PipeBarrier<PIPE_ALL>();
+                if (q < t_.parts) {
+                    LoadPart(pr, q, r0, rows, pc, pitch);
+                } else {
+                    for (uint32_t r = 0; r < rows; ++r) {
+                        Duplicate(pr[r * pitch], biasF.GetValue(r0 + r), pitch);
+                    }
                 }
+                PipeBarrier<PIPE_ALL>();
+                TwoSum(acc, sum, pr, bv, e1, comp, n);
             }
-            SetFlag<HardEvent::MTE3_V>(EVENT_ID1);
-            WaitFlag<HardEvent::MTE3_V>(EVENT_ID1);
-            FromFloat(yt, c, rows * pitch);
-            SetFlag<HardEvent::V_MTE3>(EVENT_ID1);
-            WaitFlag<HardEvent::V_MTE3>(EVENT_ID1);
+            PipeBarrier<PIPE_ALL>();
+            if (terms > 1) {
+                Compensate(acc, comp, e1, pr, mask, n);
+            }
+            FromFloat(yt, acc, n);
+            PipeBarrier<PIPE_ALL>();
             DataCopyExtParams cpOut{static_cast<uint16_t>(rows), static_cast<uint32_t>(pc * sizeof(YT)),
                                     static_cast<uint32_t>((pitch * sizeof(YT) - CeilTo(pc * sizeof(YT), 32)) / 32),
                                     static_cast<uint32_t>((t_.p - pc) * sizeof(YT)), 0};
             DataCopyPad(yGm_[(static_cast<uint64_t>(img) * t_.cout + grp * t_.coutg + r0) * t_.p + p0], yt, cpOut);
         }
+        PipeBarrier<PIPE_ALL>();
     }
 
     TPipe pipe_;
     Matmul<AType, AType, CType, CType> mm_;
-    TBuf<TPosition::VECCALC> bandBuf_, offBuf_, tapBuf_, colBuf_, epiBuf_, yBuf_, biasBuf_, rawBuf_;
+    TBuf<TPosition::VECCALC> bandBuf_, offBuf_, tapBuf_, colBuf_, epiBuf_, yBuf_, maskBuf_, biasBuf_, rawBuf_;
     GlobalTensor<T> xGm_, wGm_, colGm_;
     GlobalTensor<BT> bGm_;
     GlobalTensor<float> cGm_;
@@ -695,8 +738,9 @@ static ge::graphStatus TilingFunc(gert::TilingContext* context)
     const uint32_t aivs = (t->items + t->perAiv - 1) / t->perAiv;
     const uint32_t blocks = (aivs + 1) / 2;
     context->SetBlockDim(blocks);
+    t->parts = (t->k + K_PART - 1) / K_PART;
     t->cOff = (static_cast<uint64_t>(t->k) * pc * es + 511) / 512 * 512;
-    t->slot = (t->cOff + static_cast<uint64_t>(t->coutg) * pc * 4 + 511) / 512 * 512;
+    t->slot = (t->cOff + static_cast<uint64_t>(t->parts) * t->coutg * pc * 4 + 511) / 512 * 512;
     ws[0] = plat.GetLibApiWorkSpaceSize() + t->slot * 2 * blocks;
     return ge::GRAPH_SUCCESS;
 }
