@@ -437,3 +437,34 @@ def test_the_statement_says_how_outputs_are_judged_and_the_registration_why_opti
     assert "GetOutputShape(i)->GetStorageShape()" in prompts.contract(task)
     pool = load_task(CANNBENCH / "tasks" / "level3" / "adaptive_avg_pool_3d")   # required: no note
     assert "declared REQUIRED only because" not in prompts.registration(pool)
+
+
+def test_a_case_label_says_which_input_carries_inf_or_nan_and_such_tasks_get_the_nan_card(monkeypatch):
+    import copilot.agents.llm as llm_mod
+    from copilot.agents.llm import special_inputs
+
+    task = load_task(REPO / "tests" / "fixtures" / "tasks" / "scaled_tanh")
+    assert special_inputs(task, task.case("3")) == " (x: 1 in 20 elements +-inf, the rest in [-100, 100])"
+    assert special_inputs(task, task.case("5")) == " (x: 1 in 8 elements NaN, the rest in [-1, 1])"
+    assert special_inputs(task, task.case("1")) == ""
+    monkeypatch.setattr(llm_mod, "golden_ops", lambda task: ["tanh"])
+    assert "inf/nan inputs -> L4.nan-inf-semantics" in llm_mod.op_cards(task, [], "910B2")
+    assert "L4.nan-inf-semantics" not in llm_mod.op_cards(task, ["L4.nan-inf-semantics"], "910B2")
+
+
+async def test_the_tool_results_name_the_special_values_of_a_case(task_dir):
+    from tests.test_agents import CodeEvaluator, WRONG
+
+    task = load_task(REPO / "tests" / "fixtures" / "tasks" / "scaled_tanh")
+
+    class InfCaseFails(CodeEvaluator):
+        async def evaluate(self, task, c):
+            return Evaluation("incorrect", cases=[{"id": "3", "passed": False, "role": "correctness",
+                                                   "failure_class": "nan_inf_mismatch", "message": "x"}])
+
+    llm = ScriptedLLM([WRONG % 1 + "\nTOOL run_quick_cases", "DONE"])
+    agent = LLMAgent(llm, InfCaseFails(), session="t", use_lowering=False,
+                     schedule=__import__("copilot.agents.llm", fromlist=["AgencySchedule"]).AgencySchedule(
+                         precision_repairs=0))
+    await agent.baseline(task, "910B2")
+    assert "(x: 1 in 20 elements +-inf, the rest in [-100, 100]): FAIL" in llm.prompts[1].messages[-1]["content"]

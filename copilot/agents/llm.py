@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import logging
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -221,7 +222,8 @@ class LLMAgent:
             except Exception as exc:    # labels only: without the tier, the task's own cases are named
                 log.debug("no correctness tier to label cases of %s: %s", task.name, exc)
             labels = self._labels[task.name] = {
-                str(c.id): c.label() + "".join(f" {k}={v}" for k, v in c.attrs.items()) for c in cases}
+                str(c.id): c.label() + "".join(f" {k}={v}" for k, v in c.attrs.items()) + special_inputs(task, c)
+                for c in cases}
         return labels.get(str(cid), f"case {cid}")
 
     # --- the fix loop -------------------------------------------------------------------------
@@ -329,6 +331,25 @@ def _compact_result(part: str) -> str:
     lines = part.splitlines()
     keep = [lines[0]] + [x for x in lines[1:] if "FAIL" in x or x.startswith("- [")][:COMPACT_RESULT_LINES]
     return "\n".join(keep) + (f"\n({len(lines) - len(keep)} more line(s) cut)" if len(lines) > len(keep) else "")
+
+
+def special_inputs(task: Task, case) -> str:
+    """` (x: 1 in 20 elements +-inf, the rest in [-100, 100])`: what a case's inf/NaN ranges put in
+    its inputs (the generator's rule), so a failure where the golden is inf or NaN can be traced
+    to the input that carries them; "" when every range is finite."""
+    from copilot.oracle.inputs import FINITE_SPAN_FOR_INF, NAN_FRACTION, SPECIAL_FRACTION
+
+    parts = []
+    for spec, (lo, hi) in zip(task.inputs, case.value_ranges or []):
+        if lo != lo or hi != hi:
+            parts.append(f"{spec.name}: 1 in {round(1 / NAN_FRACTION)} elements NaN, the rest in [-1, 1]")
+        elif math.isinf(lo) or math.isinf(hi):
+            inf = "+-inf" if math.isinf(lo) and math.isinf(hi) else ("-inf" if math.isinf(lo) else "+inf")
+            flo = lo if math.isfinite(lo) else (hi - FINITE_SPAN_FOR_INF if math.isfinite(hi) else -FINITE_SPAN_FOR_INF)
+            fhi = hi if math.isfinite(hi) else (lo + FINITE_SPAN_FOR_INF if math.isfinite(lo) else FINITE_SPAN_FOR_INF)
+            parts.append(f"{spec.name}: 1 in {round(1 / SPECIAL_FRACTION)} elements {inf}, the rest in "
+                         f"[{flo:g}, {fhi:g}]")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _failure_class(ev: Evaluation, label=lambda cid: f"case {cid}") -> str:
@@ -513,10 +534,14 @@ def op_cards(task: Task, shown: list[str], chip: str, mode: str = "full") -> str
         for ids in [own_cards([op])] + [ids for ops, ids in OP_CARDS.items() if op in ops]:
             picked += [(cid, op) for cid in ids if cid in idx and cid not in shown
                        and idx[cid].fits_chip(chip) and cid not in [p[0] for p in picked]]
+    if task is not None and any(special_inputs(task, c) for c in task.cases) and "L4.nan-inf-semantics" in idx \
+            and "L4.nan-inf-semantics" not in shown and all(p[0] != "L4.nan-inf-semantics" for p in picked):
+        picked.insert(min(len(picked), MAX_OP_CARDS - 1), ("L4.nan-inf-semantics", "inf/nan inputs"))
     picked = picked[:MAX_OP_CARDS]
     if not picked:
         return ""
-    return ("## Cards for the golden's operations (" + ", ".join(f"aten.{op} -> {cid}" for cid, op in picked)
+    return ("## Cards for the golden's operations (" + ", ".join(f"{op if ' ' in op else 'aten.' + op} -> {cid}"
+                                                              for cid, op in picked)
             + ")\n\n" + "\n\n".join(idx[cid].render(mode) for cid, _ in picked) + "\n")
 
 
