@@ -18,6 +18,7 @@ from copilot.tasks import load_task
 NO_GXX = shutil.which("g++") is None
 CANNBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "cannbench" / "tasks"
 needs_cannbench = pytest.mark.skipif(not CANNBENCH.exists(), reason="CANN-Bench is not beside the repository")
+FIXTURES = Path(__file__).parent / "fixtures" / "lowering_recurrent"
 
 
 def test_the_model_is_torch_lstm_with_projection_bidirectional_and_two_layers():
@@ -103,31 +104,45 @@ def test_tensor_list_goldens_that_are_not_recurrent_are_left_to_the_list_planner
     assert plan_recurrent(load_task(str(tasks[0]))) is None
 
 
-def _check(name, cases, tmp_path):
+def _check(task, cases, tmp_path):
     from copilot.backends.sim import check_kernel
     from copilot.lowering import lower
 
-    task = load_task(str(CANNBENCH / "level4" / name))
-    path = tmp_path / f"{name}.cpp"
+    path = tmp_path / f"{task.name}.cpp"
     path.write_text(lower(task).source)
     report = check_kernel(path, task, chip="910B2", cases=cases)
     failed = [(c.id, c.failure_class, c.message[:200]) for c in report.cases if not c.passed]
     diags = [(x.id, x.line, x.message[:200]) for x in report.diagnostics if x.severity == "error"]
     assert report.compiled and report.correct, (diags, failed)
-    assert len(report.cases) == len(cases.split(","))
+    assert len(report.cases) == (len(task.cases) if cases == "all" else len(cases.split(",")))
 
 
-@needs_cannbench
+def test_roles_come_from_shapes_not_names():
+    """The fixture names its attrs units / depth / two_way / proj / batch_major and has an unused int attr
+    equal to the hidden size in one case."""
+    from copilot.lowering.recurrent import plan_recurrent
+
+    task = load_task(str(FIXTURES / "lw_lstm"))
+    plan = plan_recurrent(task)
+    attr = {k: (task.attrs[v[1]].name if v[0] == "attr" else v[1]) for k, v in plan.attrs.items()}
+    assert plan.cell == "lstm" and attr == {"hidden": "units", "layers": "depth", "bidir": "two_way", "proj": "proj",
+                                            "bias": "with_bias", "batch_first": "batch_major"}
+
+
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
-def test_public_gru_case_20_passes_the_emulator(tmp_path, monkeypatch):
+def test_every_case_of_the_fixture_passes_the_emulator(tmp_path, monkeypatch):
+    """Two layers x two directions with a projection and h0 / c0; batch-first without bias; two layers
+    (fp16: one build; the public runs below cover fp32 and bf16)."""
     monkeypatch.setenv("CANNPILOT_ORACLE_BUDGET_GB", "2")
-    _check("gru", "20", tmp_path)
+    _check(load_task(str(FIXTURES / "lw_lstm")), "all", tmp_path)
 
 
 @pytest.mark.slow
 @needs_cannbench
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
-def test_public_lstm_cases_pass_the_emulator(tmp_path, monkeypatch):
-    """bidirectional (4), batch-first (10), no bias (11), h0 / c0 (15), a projection over two layers (20)."""
+@pytest.mark.parametrize("name,cases", [("lstm", "4,10,11,12,15,20"), ("gru", "8,12,18,20")])
+def test_public_recurrent_cases_pass_the_emulator(name, cases, tmp_path, monkeypatch):
+    """lstm: bidirectional (4), batch-first (10), no bias (11), bf16 bidirectional (12), h0 / c0 (15), a
+    projection over two layers (20); gru: two layers x two directions (8), no bias (12), h0 (18), the smallest case (20)."""
     monkeypatch.setenv("CANNPILOT_ORACLE_BUDGET_GB", "2")
-    _check("lstm", "4,10,11,15,20", tmp_path)
+    _check(load_task(str(CANNBENCH / "level4" / name)), cases, tmp_path)
