@@ -388,11 +388,3 @@ def test_split_along_an_attr_axis_is_a_run_time_rule():
     src = lower(task).source
     assert "ldDims[l][ca] /= kLoadChunks[l];" in src and "kLoadChunkAttr[2] = {0, 0}" in src
 
-
-def test_short_rows_of_a_group_share_a_tile():
-    """group_norm's channels are rows of one group: when they fit, many per tile (group_norm on
-    [1023, 257] has one-element rows), not one RunTile per row."""
-    src = lower("group_norm").source
-    assert "tileRows > 1 means whole rows of the group per tile" in src
-    assert "nr = nr > segRows ? segRows : nr;" in src
-    assert "whole rows of the group" not in lower("layer_norm").source

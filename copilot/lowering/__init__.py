@@ -74,9 +74,12 @@ def lower(task, chip: str = "910B2", knobs: dict | None = None) -> LoweredKernel
     from copilot.lowering import cube, indexing
     from copilot.lowering.movement import MovementPlan, render
 
-    from copilot.lowering import lists, sinkhorn
+    from copilot.lowering import groupnorm, lists, sinkhorn
 
-    if isinstance(plan, lists.ListNormPlan):
+    if isinstance(plan, groupnorm.GroupNormPlan):
+        source = groupnorm.render(plan, k)
+        notes = [f"pattern {plan.pattern} (group norm); groups {plan.groups_rule}, eps {plan.eps_rule}"]
+    elif isinstance(plan, lists.ListNormPlan):
         source = lists.render_norm(plan, k)
         notes = [f"pattern {plan.pattern}; the order: {plan.order_rule[0]} {plan.order_rule[1]}"]
     elif isinstance(plan, sinkhorn.SinkhornPlan):

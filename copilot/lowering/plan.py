@@ -79,6 +79,11 @@ def build_plan(task) -> Plan:
     sinkhorned = plan_sinkhorn(task)   # iterative row / column normalisation: its own kernel
     if sinkhorned is not None:
         return sinkhorned
+    from copilot.lowering.groupnorm import plan_group_norm
+
+    grouped = plan_group_norm(task)   # one group norm of (x, gamma, beta): its own kernel
+    if grouped is not None:
+        return grouped
     from copilot.lowering.movement import plan_movement
 
     moved = plan_movement(task)       # a pure layout transform: its own data-movement kernel
