@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -42,12 +43,17 @@ CAPS = sandbox_capabilities()
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not (ROOT and CAPS["pid_mount_ipc_namespaces"] and CAPS["uid_per_run"]),
                                 reason="the uid and namespace layers need root (as in CI)")
+needs_pkeys = pytest.mark.skipif(not CAPS["protection_keys"],
+                                 reason="the emulator's vault needs x86 protection keys (pku/ospke)")
 
 # Attacks the source scan refuses (check and the evaluator share it).
-SCANNED = ["asm_syscall", "cost_params_forge", "cost_reset", "counter_forge", "ctor_system", "diag_flood", "event_hide", "event_suppress",
-           "forged_cost_exit", "include_dev_zero", "include_secret",
-           "paste_internals", "pending_forge", "preinit_daemon", "report_injection", "rival_attack", "static_init_fork",
-           "tamper_rundir", "timing_probe"]
+SCANNED = ["asm_syscall", "ctor_system", "include_dev_zero", "include_secret", "paste_internals", "preinit_daemon",
+           "relu_attacks", "static_init_fork", "timing_probe"]
+# The run-time attacks on the honest relu: modes of one kernel (one build), chosen by the input's
+# length (tests/redteam/relu_attacks.cpp).
+MODES = {"cost_reset": 1, "event_suppress": 2, "event_hide": 3, "counter_forge": 4, "forged_cost_exit": 5,
+         "cost_params_forge": 6, "pending_forge": 7, "report_injection": 8, "diag_flood": 9, "tamper_rundir": 10,
+         "rival_attack": 11}
 # Attacks written in plain AscendC/C++ that pass it: the later layers stop them.
 UNSCANNED = ["data_probe_skip", "memory_search", "preprocessor_bomb", "raw_pointer", "raw_read_local", "raw_ub_scalar",
              "wrong_when_large"]
@@ -73,9 +79,21 @@ def secret():
     SECRET_PATH.unlink(missing_ok=True)
 
 
+def _attack_case(case, name: str):
+    """The case that runs attack `name`: a mode of relu_attacks.cpp is chosen by the length."""
+    if name not in MODES:
+        return case
+    from copilot.tasks import Case
+    return Case(id=f"mode-{MODES[name]}", shapes=[(65536 + 4096 * MODES[name],)], dtypes=["float32"], attrs={},
+                value_ranges=case.value_ranges)
+
+
 def _unscanned(name: str, relu, case, limits: Limits | None = None, inputs=None):
-    """Build with the source scan off (the layers behind it) and run one case."""
-    b = build_module.build(REDTEAM / f"{name}.cpp", relu, ["float32", "float32"], source_policy=False)
+    """Build with the source scan off (the layers behind it) and run one case (the attack's own,
+    for a mode of relu_attacks.cpp)."""
+    source = "relu_attacks" if name in MODES else name
+    case = _attack_case(case, name)
+    b = build_module.build(REDTEAM / f"{source}.cpp", relu, ["float32", "float32"], source_policy=False)
     assert b.ok, [d.message for d in b.diagnostics][:3]
     inputs = inputs or make_inputs(relu, case)
     ref = reference(relu, case, inputs)
@@ -102,6 +120,21 @@ def test_check_refuses_the_attack_before_compiling(relu, name, secret):
     assert not report.compiled and not report.correct
     assert "SEC.SOURCE" in _ids(report.diagnostics), [(d.id, d.message) for d in report.diagnostics]
     assert SECRET not in json.dumps(report.to_json())
+
+
+def _attack_source(name: str | None) -> str:
+    """relu_attacks.cpp with only attack `name`'s code (None: none)."""
+    text = (REDTEAM / "relu_attacks.cpp").read_text()
+    for other in MODES:
+        if other != name:
+            text = re.sub(rf"// ATTACK {other}\n.*?// END {other}\n", "", text, flags=re.S)
+    return text
+
+
+def test_each_run_time_attack_alone_is_refused_by_the_scan():
+    assert scan(_attack_source(None)) == []          # the honest skeleton passes
+    refused = {name: [d.id for d in scan(_attack_source(name))] for name in MODES}
+    assert all(ids and set(ids) == {"SEC.SOURCE"} for ids in refused.values()), refused
 
 
 @pytest.mark.parametrize("name", UNSCANNED)
@@ -189,12 +222,37 @@ def test_cached_build_products_belong_to_the_parent(relu):
 
 # ---------------------------------------------------------------- the result channel
 
-def test_a_reset_cost_timeline_changes_nothing(relu, case):
-    """The block's figures are the launcher's replay of its events, not the block's own timeline."""
-    honest = _unscanned_honest(relu, case)
-    r = _unscanned("cost_reset", relu, case)
+@pytest.mark.parametrize("name", ["cost_reset", "cost_params_forge"])
+def test_a_reset_timeline_or_a_forged_block_cost_model_changes_nothing(relu, case, name):
+    """The block's figures are the launcher's replay of its events, not the block's own timeline,
+    and the launcher weighs each vector instruction, charges scalar issue and judges a copy's GM
+    alignment itself (from the API name hash, the GM address), so the block's reconfigured weights,
+    parameters and GM buffer list are not used (cost_params_forge scored 3.92 vs 4.08 us est. before)."""
+    honest = _unscanned_honest(relu, _attack_case(case, name))
+    r = _unscanned(name, relu, case)
     assert r.ok and honest.time_us is not None
     assert r.time_us == pytest.approx(honest.time_us, rel=1e-6)
+
+
+@needs_pkeys
+def test_a_forged_operand_record_is_refused(relu, case):
+    """The per-call operand record (the next event's slots) is in the vault's sealed page: the
+    kernel's first write to it faults (pending_forge scored 3.94 vs 4.08 us est. before)."""
+    r = _unscanned("pending_forge", relu, case)
+    assert r.time_us is None and not r.ok
+    assert any(d.id == "RUN.INTEGRITY" and "protected state" in d.message for d in r.diagnostics), r.diagnostics[:3]
+
+
+@needs_pkeys
+def test_a_memory_search_finds_no_real_mapping_and_the_vault_faults(relu, case):
+    """Passes the scan: searches the data segment for the GM alias record and the UB arena (found
+    both before, and scored 3.69 vs 4.08 us est., correct), finds neither, then reads the vault's
+    hidden page at its known address: RUN.INTEGRITY at that page, no estimate."""
+    report = check_kernel(REDTEAM / "memory_search.cpp", relu, cases=case.id)
+    assert report.compiled and not report.correct
+    hidden = [d for d in report.diagnostics if d.id == "RUN.INTEGRITY" and "protected state at 0x200000001000" in d.message]
+    assert hidden, [(d.id, d.message) for d in report.diagnostics][:3]
+    assert all(c.estimate is None for c in report.cases)
 
 
 @pytest.mark.parametrize("name", ["event_suppress", "event_hide", "counter_forge"])
@@ -336,6 +394,7 @@ def test_a_static_initialiser_fork_and_memory_bomb_is_held(relu, case):
 
 @needs_root
 def test_a_candidate_cannot_touch_a_concurrent_rival(relu, case):
+    case = _attack_case(case, "rival_attack")
     inputs = make_inputs(relu, case)
     ref = reference(relu, case, inputs)
     honest_build = build_module.build(HONEST, relu, ["float32", "float32"])
@@ -380,7 +439,8 @@ def test_the_evaluator_scores_the_honest_twin_and_confirms_it_in_full(relu, eval
     assert full.status == "passed" and full.time_us == pytest.approx(ev.time_us, rel=0.05)
 
 
-@pytest.mark.parametrize("name", ["wrong_when_large", "raw_pointer", "cost_reset"])
+@pytest.mark.parametrize("name", ["wrong_when_large", "raw_pointer", "relu_attacks",
+                                  pytest.param("memory_search", marks=needs_pkeys)])
 def test_the_evaluator_gives_no_score_to_the_attack(relu, evaluator, name):
     ev = evaluator.evaluate_sync(relu, _candidate(name, REDTEAM / f"{name}.cpp"))
     assert ev.status != "passed" and ev.time_us is None, (ev.status, ev.cases[-1:])

@@ -26,15 +26,20 @@ constexpr size_t kBytes = 3 * kPage;
 constexpr uint32_t kWindowHi = static_cast<uint32_t>(kAddr >> 32);   // filter: high words kWindowHi-1, kWindowHi
 constexpr uint32_t kMagic = 0x5641554c;
 
-struct Keys {
-    uint32_t magic;
-    int sealed, hidden;          // protection keys, or -1
-};
-constexpr size_t kSealedOffset = 64;                     // the sealed area, after Keys
+constexpr size_t kSealedOffset = 64;                     // the sealed area, after the magic
 constexpr size_t kSealedBytes = kPage - kSealedOffset;
 constexpr size_t kHiddenBytes = 2 * kPage;
 
-inline Keys* keys_at() { return reinterpret_cast<Keys*>(kAddr); }
+// The protection keys (-1: none). In ordinary memory, not in the vault: a signal handler runs with
+// every key closed, and must find them before it can open one. A kernel that rewrote them would
+// only make the emulator's own accesses fault (it opens the wrong key, or none).
+struct Keys {
+    int sealed = -1, hidden = -1;
+};
+inline Keys& key_numbers() {
+    static Keys k;
+    return k;
+}
 
 #if defined(__x86_64__)
 inline uint32_t rdpkru() {
@@ -52,28 +57,29 @@ inline bool setup() {
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     if (m == MAP_FAILED) return false;
     if (m != reinterpret_cast<void*>(kAddr)) { munmap(m, kBytes); return false; }
-    Keys* k = keys_at();
-    k->magic = kMagic;
+    *reinterpret_cast<uint32_t*>(kAddr) = kMagic;
+    Keys* k = &key_numbers();
     k->sealed = k->hidden = -1;
 #if defined(__x86_64__) && defined(SYS_pkey_alloc) && defined(SYS_pkey_mprotect)
     // pkey_alloc gives this thread (and the processes it forks) the keys' rights: no write to the
     // sealed key, no access to the hidden one
     const long s = syscall(SYS_pkey_alloc, 0, 2 /* PKEY_DISABLE_WRITE */);
     const long h = s >= 0 ? syscall(SYS_pkey_alloc, 0, 1 /* PKEY_DISABLE_ACCESS */) : -1;
-    if (s > 0 && h > 0 &&
-        syscall(SYS_pkey_mprotect, kAddr + kPage, kHiddenBytes, PROT_READ | PROT_WRITE, h) == 0) {
+    if (s > 0 && h > 0 && syscall(SYS_pkey_mprotect, kAddr + kPage, kHiddenBytes, PROT_READ | PROT_WRITE, h) == 0 &&
+        syscall(SYS_pkey_mprotect, kAddr, kPage, PROT_READ | PROT_WRITE, s) == 0) {
         k->sealed = static_cast<int>(s);
         k->hidden = static_cast<int>(h);
-        if (syscall(SYS_pkey_mprotect, kAddr, kPage, PROT_READ | PROT_WRITE, s) != 0) k->sealed = k->hidden = -1;
+    } else {
+        syscall(SYS_pkey_mprotect, kAddr, kBytes, PROT_READ | PROT_WRITE, 0);   // all or nothing
     }
 #endif
     return true;
 }
 
 inline const Keys& keys() {
-    static const bool mapped = setup() || keys_at()->magic == kMagic;
+    static const bool mapped = setup();   // false: mapped already (the launcher's preinit)
     (void)mapped;
-    return *keys_at();
+    return key_numbers();
 }
 inline bool keyed() { return keys().hidden > 0; }
 
