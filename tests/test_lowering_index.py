@@ -39,6 +39,28 @@ def test_gather_axis_comes_from_the_attr_and_only_bits_move():
         assert arith not in kernel
 
 
+def test_take_along_dim_is_the_gather_with_negative_indices_wrapped():
+    plan = plan_task(_fixture("lw_take_along_dim"))
+    assert plan.pattern == "gather" and plan.wrap and plan.dim_rule == ("attr", "dim")
+    assert list(plan.unserved) == ["4"]                      # the index broadcasts: not served
+    kernel, tiling = lower(_fixture("lw_take_along_dim")).source.split("namespace optiling", 1)
+    assert "Muls(negative, negative, static_cast<int32_t>(td_.axisLen), lanes);" in kernel
+    assert "v = v < 0 ? v + static_cast<int64_t>(td_.axisLen) : v;" in kernel     # the scalar mode too
+    assert "id[d] != xd[d]" in tiling
+    plain = lower(_fixture("lw_gather")).source          # torch.gather keeps its clamp only
+    assert "negative" not in plain and "id[d] != xd[d]" not in plain
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_take_along_dim_passes_the_emulator(tmp_path):
+    task = _fixture("lw_take_along_dim")
+    path = tmp_path / "lw_take_along_dim.cpp"
+    path.write_text(lower(task).source)
+    report = check_kernel(path, task, chip="910B2", cases="1,2,3")
+    assert report.compiled and report.correct, [(c.id, c.message[:200]) for c in report.cases]
+
+
 def test_public_gather_lowers_as_a_gather_kernel():
     d = CANNBENCH / "level2" / "gather"
     if not (d / "proto.yaml").is_file():

@@ -1,6 +1,9 @@
 """Index gathers: `torch.gather(x, dim, index)` lowers to a kernel of its own: y[p] = x[p with its
-coordinate along `dim` replaced by index[p]]. (`take_along_dim` traces to expands and a remainder
-around the gather, `index_select` to its own op: neither is this pattern yet.)
+coordinate along `dim` replaced by index[p]]. `take_along_dim(x, index, dim)` traces to expands
+and `remainder(index, N)` around the gather: the expands are identities when the shapes already
+agree (a case that broadcasts is not served), and the remainder is the wrap of a negative index
+(index in [-N, N) counts from the end), three int32 ops on the tile. (`index_select` traces to an
+op of its own: not this pattern yet.)
 
 The output has the index's shape. The tiling function reads `dim` (an int attr, or the one value
 every case traces) and the two shapes, and picks a mode:
@@ -35,6 +38,7 @@ class GatherPlan:
     x: int                            # input positions of the data and the index
     index: int
     dim_rule: tuple                   # ("attr", name) | ("const", d)
+    wrap: bool = False                # take_along_dim: a negative index counts from the end
     unserved: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     programs: list = field(default_factory=lambda: [None])
@@ -59,9 +63,15 @@ def _index_plans():
     return (GatherPlan, CrossEntropyPlan, SegmentSumPlan, ScatterPlan, ScanPlan, TopKPlan, MoeGatingPlan)
 
 
+def _shape(v):
+    val = v.meta.get("val") if hasattr(v, "meta") else None
+    return tuple(val.shape) if val is not None and hasattr(val, "shape") else None
+
+
 def _gather_of(gm):
-    """(x placeholder position, index placeholder position, traced dim) when the graph is one
-    `aten.gather` of two inputs (the index possibly cast), else None."""
+    """(x placeholder position, index placeholder position, traced dim, wrap, broadcast) when the
+    graph is one `aten.gather` of two inputs (the index possibly cast; take_along_dim's expands and
+    `remainder(index, N)` around it: wrap; an expand that changes a shape: broadcast), else None."""
     places = [n for n in gm.graph.nodes if n.op == "placeholder"]
     calls = [n for n in gm.graph.nodes if n.op == "call_function"]
     out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
@@ -73,18 +83,28 @@ def _gather_of(gm):
     if len(g.args) < 3 or g.kwargs.get("sparse_grad"):
         return None
 
+    through = _PASS | {"_to_copy", "expand"}
+    broadcast = any(_name(n) == "expand" and _shape(n) != _shape(n.args[0]) for n in calls)
+
     def source(v):
-        while hasattr(v, "op") and v.op == "call_function" and (_name(v) in _PASS or _name(v) == "_to_copy"):
+        while hasattr(v, "op") and v.op == "call_function" and _name(v) in through:
             v = v.args[0]
         return v
 
-    x, idx = source(g.args[0]), source(g.args[2])
+    index, wrap = g.args[2], False
+    if hasattr(index, "op") and _name(index) == "remainder":
+        # take_along_dim: remainder(index, N) with N = x's length along dim
+        n_axis = _shape(g.args[0])
+        if n_axis is None or len(index.args) != 2 or index.args[1] != n_axis[int(g.args[1])]:
+            return None
+        index, wrap = index.args[0], True
+    x, idx = source(g.args[0]), source(index)
     if x not in places or idx not in places or x is idx:
         return None
     for n in calls:
-        if n is not g and not (_name(n) in _PASS or _name(n) == "_to_copy"):
+        if n is not g and not (_name(n) in through or (wrap and n is g.args[2])):
             return None
-    return places.index(x), places.index(idx), int(g.args[1])
+    return places.index(x), places.index(idx), int(g.args[1]), wrap, broadcast
 
 
 def plan_index(task):
@@ -117,28 +137,35 @@ def _plan_gather(task):
         return None
     if first is None:
         return None
-    xi, ii, _ = first
-    dims = [first[2]]
+    xi, ii = first[:2]
+    dims, spread = [first[2]], {task.cases[0].id: first[4]}
     for case in task.cases[1:]:
         g = _gather_of(trace(task, case))
-        if g is None or g[:2] != (xi, ii):
+        if g is None or g[:2] != (xi, ii) or g[3] != first[3]:
             raise Unsupported(f"{task.name}: case {case.id} is not the gather the other cases are")
         dims.append(g[2])
-    plan = GatherPlan(task, "gather", xi, ii, _dim_rule(task, dims))
+        spread[case.id] = g[4]
+    plan = GatherPlan(task, "gather", xi, ii, _dim_rule(task, dims, xi), wrap=first[3])
     for c in task.cases:
-        why = None
+        why = "take_along_dim broadcasts x or the index (only equal shapes off dim are served)" \
+            if spread[c.id] else None
         if c.dtypes[ii] not in _INDEX_DTYPES:
             why = f"index dtype {c.dtypes[ii]} (int8/int32/int64 are served)"
         elif len(c.shapes[xi]) > 8:
             why = "more than 8 dims"
         if why:
             plan.unserved[c.id] = why
+    if plan.wrap:
+        plan.notes.append("take_along_dim: indices in [-N, N), a negative one counts from the end")
     return plan
 
 
-def _dim_rule(task, dims) -> tuple:
+def _dim_rule(task, dims, x: int = 0) -> tuple:
+    """The int attr that gives the traced gather axis of every case (a negative attr counts from
+    the end, as the kernel reads it), else the one axis every case traces."""
     for a in task.attrs:
-        if a.type == "int" and all(c.attrs.get(a.name, a.default) == d for c, d in zip(task.cases, dims)):
+        if a.type == "int" and all(c.attrs.get(a.name, a.default) in (d, d - len(c.shapes[x]))
+                                   for c, d in zip(task.cases, dims)):
             return ("attr", a.name)
     if len(set(dims)) == 1:
         return ("const", dims[0])
@@ -168,6 +195,20 @@ def is_index_plan(plan) -> bool:
     return isinstance(plan, _index_plans())
 
 
+_WRAP = """        // take_along_dim: a negative index counts from the end (idx + N where idx < 0)
+        LocalTensor<int32_t> negative = offsetBuf_.Get<int32_t>();
+        ShiftRight(negative.ReinterpretCast<uint32_t>(), idx32.ReinterpretCast<uint32_t>(), static_cast<uint32_t>(31), lanes);
+        Muls(negative, negative, static_cast<int32_t>(td_.axisLen), lanes);
+        Add(idx32, idx32, negative, lanes);
+"""
+_SAME_DIMS = """        if (d != dim && id[d] != xd[d]) {
+            return ge::GRAPH_FAILED;   // take_along_dim broadcasts unequal shapes: not served
+        }
+"""
+_WRAP_SCALAR = """                v = v < 0 ? v + static_cast<int64_t>(td_.axisLen) : v;   // take_along_dim: from the end
+"""
+
+
 def _render_gather(plan: GatherPlan, knobs: dict) -> str:
     from copilot.backends.sim.build import camel
     from copilot.export.opdef import task_opdef
@@ -191,7 +232,8 @@ def _render_gather(plan: GatherPlan, knobs: dict) -> str:
                      ("@XI@", str(plan.x)), ("@II@", str(plan.index)),
                      ("@X@", _ident(xn)), ("@I@", _ident(iname)), ("@Y@", _ident(yn)),
                      ("@ARGS@", ", ".join(f"GM_ADDR {a}" for a in args)),
-                     ("@DIM@", dim), ("@DIMDOC@", dim_doc), ("@DTYPE_BYTES@", _dtype_bytes_fn()),
+                     ("@DIM@", dim), ("@DIMDOC@", dim_doc), ("@WRAP@", _WRAP if plan.wrap else ""),
+                     ("@WRAPS@", _WRAP_SCALAR if plan.wrap else ""), ("@SAMEDIMS@", _SAME_DIMS if plan.wrap else ""), ("@DTYPE_BYTES@", _dtype_bytes_fn()),
                      ("@BUFNUM@", str(int(knobs["buffer_num"]))),
                      ("@RESERVE@", str(int(knobs["ub_reserve_bytes"]))),
                      ("@CAP@", str(int(knobs["tile_elems"]))),
@@ -510,7 +552,7 @@ private:
             Adds(idx32, idxTile.template ReinterpretCast<int32_t>(), 0, lanes);
         }
         idxQue_.FreeTensor(idxTile);
-        Maxs(idx32, idx32, 0, lanes);
+@WRAP@        Maxs(idx32, idx32, 0, lanes);
         Mins(idx32, idx32, static_cast<int32_t>(td_.axisLen - 1), lanes);
 
         LocalTensor<int32_t> offsets = offsetBuf_.Get<int32_t>();
@@ -564,7 +606,7 @@ private:
         for (uint32_t r = 0; r < nr; ++r) {
             for (uint32_t c = 0; c < len; ++c) {
                 int64_t v = static_cast<int64_t>(idx.GetValue(r * td_.pitch + c));
-                v = v < 0 ? 0 : (v > last ? last : v);
+@WRAPS@                v = v < 0 ? 0 : (v > last ? last : v);
                 const int64_t at = xOff + v * idxStride + static_cast<int64_t>(r) * rowStride +
                                    static_cast<int64_t>(c) * colStride;
                 y.SetValue(r * td_.pitch + c, xElemGm_.GetValue(static_cast<uint64_t>(at)));
@@ -657,7 +699,7 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
         if (d != dim && id[d] > xd[d]) {
             return ge::GRAPH_FAILED;   // torch.gather: index dims other than dim fit inside x's
         }
-    }
+@SAMEDIMS@    }
     const uint32_t ib = DtypeBytes(context->GetInputDesc(@II@)->GetDataType());
     const ge::DataType it = context->GetInputDesc(@II@)->GetDataType();
     if (it != ge::DT_INT8 && it != ge::DT_INT32 && it != ge::DT_INT64) {
