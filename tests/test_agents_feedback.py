@@ -425,6 +425,9 @@ def test_pooling_goldens_bring_gather_and_the_index_ramp_cards(monkeypatch):
         assert f"aten._adaptive_avg_pool3d -> {cid}" in text
     monkeypatch.setattr(llm_mod, "golden_ops", lambda task: ["permute", "constant_pad_nd", "im2col", "amax"])
     assert "aten.im2col -> L4.repeat-params" in llm_mod.op_cards(None, [], "910B2")   # dilation_2d's stencil
+    monkeypatch.setattr(llm_mod, "golden_ops", lambda task: ["select", "maximum", "sort", "_local_scalar_dense"])
+    nms = llm_mod.op_cards(None, [], "910B2")
+    assert "aten.sort -> L4.Gather" in nms and "aten.sort -> L4.Atomic-SyncAll" in nms
 
 
 def test_the_statement_says_how_outputs_are_judged_and_the_registration_why_optional_attrs_are_required():
@@ -468,3 +471,14 @@ async def test_the_tool_results_name_the_special_values_of_a_case(task_dir):
                          precision_repairs=0))
     await agent.baseline(task, "910B2")
     assert "(x: 1 in 20 elements +-inf, the rest in [-100, 100]): FAIL" in llm.prompts[1].messages[-1]["content"]
+
+
+def test_the_statement_says_which_optional_dependency_the_golden_runs_with():
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"CANN-Bench not found at {CANNBENCH}")
+    import importlib.util
+
+    text = prompts.task_statement(load_task(CANNBENCH / "tasks" / "level3" / "roi_align"))
+    has = importlib.util.find_spec("torchvision") is not None
+    assert f"The golden runs with HAS_TORCHVISION = {has}" in text
+    assert "The golden runs with" not in prompts.task_statement(load_task(CANNBENCH / "tasks" / "level2" / "gather"))

@@ -492,6 +492,8 @@ OP_CARDS = {
     ("upsample_bilinear2d", "grid_sampler_3d", "_adaptive_avg_pool3d", "_adaptive_avg_pool2d"):
         ("L4.Fill-Index", "L4.Cast"),           # index ramps; float <-> int32 casts with their round modes
     ("im2col", "amax", "max_pool2d_with_indices"): ("L4.repeat-params",),   # a stencil's strided repeat form
+    # a sort feeding a data-dependent pass (nms, unique): gather by the sorted index, cores in step
+    ("sort", "argsort", "_unique2", "_local_scalar_dense"): ("L4.Gather", "L4.Atomic-SyncAll"),
     ("scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "scatter", "scatter_", "index_put",
      "index_put_", "index_copy", "index_add", "index_add_"): ("L4.Atomic-SyncAll",),
     ("nll_loss_forward", "linalg_vector_norm", "norm"): ("L4.Atomic-SyncAll", "L3.multicore-scalar-reduction"),

@@ -72,8 +72,20 @@ def task_statement(task: Task) -> str:
              "against the golden's outputs, computed by PyTorch on the CPU (its tie and NaN rules) on the "
              "inputs widened to float64, within the output dtype's tolerance (so a 16-bit kernel that "
              "accumulates in float32 is judged against the exact value, not against torch's 16-bit rounding)."
-             if task.desc_text.strip() else ""]
+             if task.desc_text.strip() else "",
+             _golden_flags(task)]
     return "\n".join(x for x in lines if x)
+
+
+def _golden_flags(task: Task) -> str:
+    """The golden module's optional-dependency switches as the judge runs it (roi_align's
+    `HAS_TORCHVISION`: torchvision is absent, so its pure-PyTorch fallback is the golden)."""
+    env = getattr(task.golden, "__globals__", None) or {}
+    flags = {k: v for k, v in env.items() if k.startswith("HAS_") and isinstance(v, bool)}
+    if not flags:
+        return ""
+    return ("The golden runs with " + ", ".join(f"{k} = {v}" for k, v in sorted(flags.items()))
+            + ": where it branches on these, only the branch taken decides.")
 
 
 def _shape(s) -> str:
