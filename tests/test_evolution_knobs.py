@@ -78,3 +78,50 @@ async def test_the_reduction_strategy_moves_the_residency_among_its_first_knobs(
     p = await agent.propose(_request(rms_norm, None, default_knobs(rms_norm), strategy="L3.reduction-strategies"))
     changed = {k for k, v in p.knobs.items() if v != default_knobs(rms_norm)[k]}
     assert changed and changed <= {"split_d_elems", "row_residency", "rows_per_tile"}
+
+
+def test_native_fp16_arithmetic_is_offered_only_for_elementwise_fp16_work(rms_norm):
+    assert knob_space(load_task("sigmoid"))["arith"] == ["fp32", "native"]
+    assert "arith" not in knob_space(rms_norm)                          # a reduction: fp32 statistics
+    with pytest.raises(BadInput, match="arith"):
+        resolve({"arith": "fp16"})
+
+
+def test_native_scalars_take_the_tile_type():
+    from copilot.lowering.knobs import native_scalars
+
+    code = "Muls(tmp0, slot[0], -1.0f, n);\nDuplicate(slot[1], 1.0f, n);\nAdds(t, t, td_.scalar[f(1, 2)], n);"
+    assert native_scalars(code) == ("Muls(tmp0, slot[0], static_cast<Calc>(-1.0f), n);\n"
+                                    "Duplicate(slot[1], static_cast<Calc>(1.0f), n);\n"
+                                    "Adds(t, t, static_cast<Calc>(td_.scalar[f(1, 2)]), n);")
+    assert native_scalars(native_scalars(code)) == native_scalars(code)
+
+
+@pytest.mark.skipif(__import__("shutil").which("g++") is None, reason="g++ is required")
+def test_native_fp16_sigmoid_computes_without_casts_and_passes_its_fp16_case(tmp_path):
+    """arith=native: the fp16 case's tiles are half throughout (no Cast on the vector unit), the
+    scalars are half, and the result still meets the fp16 precision standard on the emulator."""
+    from copilot.backends.sim import build, run
+    from copilot.oracle import make_inputs, reference, run_verdict
+
+    task = load_task("sigmoid")
+    src = lower(task, knobs={**default_knobs(), "arith": "native"}).source
+    assert "std::is_same<DTYPE_X, half>::value, half, float" in src and "static_cast<Calc>(-1.0f)" in src
+    case = next(c for c in task.cases if c.dtypes == ["float16"])
+    path = tmp_path / "sigmoid.cpp"
+    path.write_text(src)
+    b = build(path, task, ["float16", "float16"])
+    assert b.ok, b.diagnostics
+    inputs = make_inputs(task, case, 0)
+    ref = reference(task, case, inputs)
+    r = run(b, task, case, inputs, outputs=ref.outputs)
+    verdict = run_verdict(task, ref, r, inputs, case)
+    assert verdict.passed, verdict.message
+    counts = r.extra["estimate"].vector_counts
+    assert counts and not any("Cast" in k for k in counts), counts
+
+
+async def test_a_vector_bound_elementwise_parent_computes_fp16_in_fp16_first(agent):
+    sigmoid = load_task("sigmoid")
+    first = await agent.propose(_request(sigmoid, "vector", default_knobs(sigmoid)))
+    assert first.knobs["arith"] == "native" and "vector-bound" in first.notes[0]

@@ -2,9 +2,10 @@
 default knobs; later generations are knob edits, chosen per strategy (the L3 card the variant was
 given), per tier (small steps for parents in the top tier, larger jumps for the bottom tier) and
 per the parent's bottleneck in the cost model (memory-bound: resident rows and staged operands,
-other tile sizes, double buffering, fewer cores; latency-bound: fewer cores; vector-bound: fewer,
-larger instructions). The structural knobs (row residency, staging of row-invariant operands) are
-offered only where the task's plan has what they change (`copilot.lowering.knobs.applicable`).
+other tile sizes, double buffering, fewer cores; latency-bound: fewer cores; vector-bound: fp16
+data computed in fp16, fewer, larger instructions). The structural knobs (row residency, staging of
+row-invariant operands, the working type) are offered only where the task's plan has what they
+change (`copilot.lowering.knobs.applicable`).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ STRATEGY_KNOBS: dict[str, tuple[str, ...]] = {
     "L3.merge-small-rows": ("rows_per_tile",),
     "L3.split-d": ("split_d_elems", "tile_elems"),
     "L3.reduction-strategies": ("split_d_elems", "row_residency", "rows_per_tile"),
-    "L3.upcast-fp32": ("tile_elems", "ub_reserve_bytes"),
+    "L3.upcast-fp32": ("arith", "tile_elems", "ub_reserve_bytes"),
     "L3.gm-512b-alignment": ("tile_elems",),
     "L3.broadcast-strategies": ("stage_invariant", "tile_elems", "block_dim_policy"),
 }
@@ -37,13 +38,15 @@ STRATEGY_KNOBS: dict[str, tuple[str, ...]] = {
 # A memory-bound kernel with few large tiles per core pays the pipeline's fill and drain (the first
 # copy-in and the last copy-out overlap nothing): smaller tiles shorten them, so that move comes first.
 # Structural moves: a memory-bound parent that reloads rows per pass or re-reads its row-invariant
-# operands per tile gets them resident / staged back (less GM traffic); a vector- or scalar-bound
-# one (many short instructions per tile) trades residency for longer tiles.
+# operands per tile gets them resident / staged back (less GM traffic); a vector-bound elementwise
+# one computes its fp16 data in fp16 first (no Cast, twice the elements per repeat), then, like a
+# scalar-bound one (many short instructions per tile), trades residency for longer tiles.
 BOTTLENECK_MOVES: dict[str, tuple[tuple[str, int], ...]] = {
     "memory": (("row_residency", -1), ("stage_invariant", -1), ("tile_elems", -2), ("buffer_num", +1),
                ("block_dim_policy", -1), ("tile_elems", +1), ("ub_reserve_bytes", -1)),
     "latency": (("min_work_elems", +1), ("block_dim_policy", +1), ("tile_elems", +1)),
-    "vector": (("tile_elems", +1), ("rows_per_tile", +1), ("split_d_elems", -1), ("row_residency", +1)),
+    "vector": (("arith", +1), ("tile_elems", +1), ("rows_per_tile", +1), ("split_d_elems", -1),
+               ("row_residency", +1)),
     "scalar": (("rows_per_tile", +1), ("tile_elems", +1), ("row_residency", +1)),
 }
 

@@ -244,6 +244,12 @@ class Emitter:
         # working tile type: fp32, int32 (integer data) or chosen per build (`Calc`)
         self.calc = plan.calc
         self.ctype = "float" if self.calc == "float" else "Calc"
+        if knobs.get("arith") == "native":    # structural knob: fp16 data computed in fp16 (knobs.native_input)
+            from copilot.lowering.knobs import native_input
+
+            sel = native_input(plan)
+            if sel is not None:
+                self.calc, self.ctype, self.held = ("half", sel), "Calc", None
         # int64 inputs: narrowed per tile, a tile past the int32 range on the scalar unit (wideint.py)
         self.wide = plan.wide_bits is not None and any("int64" in s.dtypes for s in self.task.inputs)
         # bool inputs are read as uint8_t (only zero / non-zero matters); int8/uint8 as themselves

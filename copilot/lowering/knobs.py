@@ -7,6 +7,7 @@ naming e.g. `L2.UB_CAPACITY` when the fixed buffers alone cannot fit the chip's 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from copilot.errors import BadInput, Unsupported
@@ -43,9 +44,19 @@ KNOBS: dict[str, Knob] = {k.name: k for k in [
     Knob("stage_invariant", ("stage", "per_tile"), "stage",
          "stage: an operand the same for every row (gamma, beta, bias) is loaded once per core and "
          "kept; per_tile: loaded with every tile (its slot is free between tiles)"),
+    Knob("arith", ("fp32", "native"), "fp32",
+         "fp32: every float is computed in fp32 (fp16 and bf16 data through Cast); native: fp16 data "
+         "is computed in fp16 (no Cast, twice the elements per vector repeat), fp32 and bf16 data as "
+         "before; whether the fp16 result meets the precision standard is the judge's to say"),
 ]}
 
-STRUCTURAL = ("row_residency", "stage_invariant")
+STRUCTURAL = ("row_residency", "stage_invariant", "arith")
+
+# Ops of an elementwise program that the native fp16 form computes with fp16 vector APIs only.
+NATIVE_OPS = frozenset({"load", "attr", "const", "add", "sub", "mul", "div", "max", "min", "neg", "abs", "exp",
+                        "sqrt", "rsqrt", "recip", "relu", "sigmoid", "silu", "gelu", "gelu_tanh", "mish",
+                        "hardswish"})
+FLOATS = frozenset({"float16", "float32", "bfloat16"})
 
 
 def knob_space(task=None) -> dict[str, list]:
@@ -58,7 +69,8 @@ def knob_space(task=None) -> dict[str, list]:
 def applicable(task) -> set[str]:
     """The structural knobs that change `task`'s kernel (legality): row_residency where an input
     is read by more than one reduction pass, stage_invariant where an operand is the same for
-    every row. None for a task the lowering does not plan."""
+    every row, arith where `native_input` finds fp16 data an elementwise program can compute in
+    fp16. None for a task the lowering does not plan."""
     from copilot.lowering import plan_task
     from copilot.lowering.emit import VariantCode, _row_invariant_loads
     from copilot.lowering.plan import Plan
@@ -67,14 +79,83 @@ def applicable(task) -> set[str]:
         plan = plan_task(task)
     except (BadInput, Unsupported):
         return set()
-    if not isinstance(plan, Plan) or plan.axis_rule is None:
+    if not isinstance(plan, Plan):
         return set()
+    if plan.axis_rule is None:
+        return {"arith"} if native_input(plan) is not None else set()
     out = set()
     if any(len(VariantCode(p, plan).first_pass) for p in plan.programs):
         out.add("row_residency")
     if _row_invariant_loads(plan):
         out.add("stage_invariant")
     return out
+
+
+def native_input(plan) -> int | None:
+    """The input whose dtype selects the fp16 working type (knob arith=native), or None where the
+    form is not legal: an elementwise program (no reduction, no lane map) of ops with fp16 vector
+    forms (`NATIVE_OPS`), float data only, every case with one dtype for all its inputs and
+    outputs (so a half case is half throughout), and at least one float16 case."""
+    from copilot.lowering.plan import Plan
+
+    task = plan.task
+    if not isinstance(plan, Plan) or plan.axis_rule is not None or plan.calc != "float" or not task.inputs:
+        return None
+    if any(l.lanes or l.chunks != 1 for l in plan.loads):
+        return None
+    if any(n.op not in NATIVE_OPS for p in plan.programs for n in p.nodes):
+        return None
+    specs = [*task.inputs, *task.outputs]
+    if any(not set(s.dtypes) <= FLOATS for s in specs):
+        return None
+    half = False
+    for c in task.cases:
+        dts = set(c.dtypes)
+        if len(dts) != 1:
+            return None
+        half = half or dts == {"float16"}
+    return 0 if half else None
+
+
+# Vector APIs whose scalar operand must have the tile's element type (`const T&`): the position
+# of that argument.
+_SCALAR_ARG = {"Muls": 2, "Adds": 2, "Maxs": 2, "Mins": 2, "LeakyRelu": 2, "Axpy": 2, "Duplicate": 1}
+_SCALAR_CALL = re.compile(r"\b(" + "|".join(_SCALAR_ARG) + r")\(")
+
+
+def native_scalars(code: str, ctype: str = "Calc") -> str:
+    """`code` with the scalar operand of every call in `_SCALAR_ARG` cast to `ctype` (a float
+    literal or expression next to a half tile would not deduce the API's element type)."""
+    out, pos = [], 0
+    for m in _SCALAR_CALL.finditer(code):
+        if m.start() < pos:
+            continue
+        args, depth, start, i = [], 0, m.end(), m.end()
+        while i < len(code):
+            ch = code[i]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif ch == "," and depth == 0:
+                args.append((start, i))
+                start = i + 1
+            i += 1
+        args.append((start, i))
+        k = _SCALAR_ARG[m.group(1)]
+        if k >= len(args):
+            continue
+        lo, hi = args[k]
+        expr = code[lo:hi].strip()
+        if expr.startswith(f"static_cast<{ctype}>("):
+            continue
+        lead = code[lo:hi][:len(code[lo:hi]) - len(code[lo:hi].lstrip())]
+        out.append(code[pos:lo] + f"{lead}static_cast<{ctype}>({expr})")
+        pos = hi
+    out.append(code[pos:])
+    return "".join(out)
 
 
 def default_knobs(task=None) -> dict:

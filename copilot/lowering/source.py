@@ -53,6 +53,10 @@ def render(em) -> str:
     T = f"{em.cls}TilingData"
     K = f"Kernel{em.cls}"
     row_code = [em.compute_rows(vi, v) for vi, v in enumerate(em.vcs)]
+    if isinstance(em.calc, tuple) and em.calc[0] == "half":      # knob arith=native: scalars in the tile type
+        from copilot.lowering.knobs import native_scalars
+
+        row_code = [native_scalars(c) for c in row_code]
     used_tmps = {int(k) for c in row_code for k in re.findall(r"\btmp(\d+)\b", c)}
     row_tmps = min(em.ntmp, max(used_tmps) + 1) if used_tmps else 0
     C = em.ctype                       # working tile element type
@@ -70,6 +74,8 @@ def render(em) -> str:
         w("// variant from the tiling data. All arithmetic is fp32 (fp16/bf16 go through Cast).")
     elif em.calc == "int32":
         w("// variant from the tiling data. All arithmetic is on int32 lanes (exact for int8/int16/int32 data).")
+    elif em.calc[0] == "half":
+        w("// variant from the tiling data. fp16 data is computed in fp16; fp32 and bf16 data in fp32.")
     else:
         w("// variant from the tiling data. Integer data is computed on int32 lanes (exact), floats in fp32.")
     w("#include <cmath>")
@@ -966,6 +972,10 @@ def render(em) -> str:
 def _calc_alias(em) -> str:
     if em.calc == "int32":
         return "using Calc = int32_t;   // integer data: exact int32 lanes\n"
+    if em.calc[0] == "half":
+        sel = _macro_of(em.task.inputs[em.calc[1]].name)
+        return (f"// fp16 data computed in fp16 (knob arith=native), fp32 and bf16 data in fp32\n"
+                f"using Calc = std::conditional<std::is_same<{sel}, half>::value, half, float>::type;\n")
     sel = _macro_of(em.task.inputs[em.calc[1]].name)
     return (f"// integer data ({sel} integral) on exact int32 lanes, floats in fp32\n"
             f"using Calc = std::conditional<std::is_integral<{sel}>::value, int32_t, float>::type;\n")
