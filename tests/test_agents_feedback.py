@@ -414,6 +414,8 @@ def test_a_timed_case_says_what_its_hbm_share_means():
     assert "its HBM share 12000.0 (its bytes at its share of the HBM bandwidth" in text
     assert "more cores do not copy faster" in text
     assert "at HBM's peak 3840 GB/s" in text and "sustained 1505 GB/s is at 39% of a memory roofline" in text
+    # 31200 us est. on 32600 us of busy pipes: about 4% overlap (the launch is taken off first)
+    assert "the slowest core runs 31196.7 us" in text and "for 32600.0 us of pipe busy time: its pipes overlap 4%" in text
 
 
 def test_pooling_goldens_bring_gather_and_the_index_ramp_cards(monkeypatch):

@@ -408,10 +408,14 @@ def explain_estimate(c: dict, chip: str = "910B2") -> str:
         parts.append(f"slowest core busy per pipe (us): {busy}"
                      + (f", its HBM share {c['hbm_us']:.1f} (its bytes at its share of the HBM bandwidth, "
                    "which the cores streaming at once split: past it, more cores do not copy faster)" if c.get("hbm_us") else ""))
+    p = cost_params(chip)
+    total, core = sum(v for v in pipes.values() if v > 0), c["est_us"] - p.launch_us
+    if total > 0 and core > 0:          # overlap: a single buffer serialises copies and compute
+        parts.append(f"the slowest core runs {core:.1f} us (the estimate less the {p.launch_us:.1f} us launch) for "
+                     f"{total:.1f} us of pipe busy time: its pipes overlap {max(0.0, 1 - core / total):.0%}")
     if c.get("bottleneck"):
         parts.append(f"bound by {c['bottleneck']}")
     if c.get("t_hw_us"):
-        p = cost_params(chip)
         parts.append(f"roofline {c['t_hw_us']:.2f} us ({c['t_hw_us'] / c['est_us']:.0%} of it; the inputs read and "
                      f"outputs written once at HBM's peak {p.hbm_peak_gbps:.0f} GB/s, or the golden's vector work "
                      f"on every core at full rate: a copy streaming at the sustained {p.hbm_gbps:.0f} GB/s is at "
