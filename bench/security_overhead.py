@@ -25,16 +25,21 @@ KERNELS = {"add_double_buffer.cpp": "add", "relu_tail_pad.cpp": "relu", "leaky_r
            "softmax_rows.cpp": "softmax", "rms_norm_bf16_cast.cpp": "rms_norm", "abs_mask_repeat.cpp": "abs",
            "exp_legacy_tiling.cpp": "exp", "square_dtype_macros.cpp": "square", "neg_tiling_key.cpp": "neg"}
 
+# Wall seconds ("s") and the CPU seconds of this process and its runs ("cpu": user + system, waited
+# children included), which a loaded machine inflates less than the wall time.
 CHECK = """
-import time, json
+import time, json, resource
 from copilot.backends.sim import check_kernel
-t0 = time.perf_counter()
+def cpu():
+    return sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for f in ("ru_utime", "ru_stime"))
+t0, c0 = time.perf_counter(), cpu()
 r = check_kernel({kernel!r}, {task!r}, cases="quick")
-print(json.dumps({{"s": time.perf_counter() - t0, "ok": r.correct}}))
+print(json.dumps({{"s": time.perf_counter() - t0, "cpu": cpu() - c0, "ok": r.correct}}))
 """
 
 EVALUATE = """
-import time, json
+import time, json, resource
 from pathlib import Path
 from copilot.evolution.evaluate import SimEvaluator
 from copilot.events import Candidate
@@ -42,9 +47,12 @@ from copilot.tasks import load_task
 task = load_task({task!r})
 ev = SimEvaluator(workdir=Path({workdir!r}))
 c = Candidate(id="k", code=Path({kernel!r}).read_text(), round=1, origin="llm")
-t0 = time.perf_counter()
+def cpu():
+    return sum(getattr(resource.getrusage(w), f) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for f in ("ru_utime", "ru_stime"))
+t0, c0 = time.perf_counter(), cpu()
 e = ev.evaluate_sync(task, c)
-print(json.dumps({{"s": time.perf_counter() - t0, "ok": e.status == "passed", "time_us": e.time_us}}))
+print(json.dumps({{"s": time.perf_counter() - t0, "cpu": cpu() - c0, "ok": e.status == "passed", "time_us": e.time_us}}))
 """
 
 
@@ -70,6 +78,7 @@ def main() -> int:
         kinds = [("check", CHECK)] + ([("evaluate", EVALUATE)] if i < a.evaluator else [])
         for kind, tmpl in kinds:
             times = {"before": [], "after": []}
+            cpus = {"before": [], "after": []}
             oks, est = {}, {}
             for rep in range(a.repeat + 1):          # the first round warms builds and references
                 for side, tree in (("before", a.before), ("after", a.after)):
@@ -79,15 +88,19 @@ def main() -> int:
                     oks[side], est[side] = r["ok"], r.get("time_us")
                     if rep:
                         times[side].append(r["s"])
+                        cpus[side].append(r.get("cpu", float("nan")))
             b, f = statistics.median(times["before"]), statistics.median(times["after"])
+            cb, cf = statistics.median(cpus["before"]), statistics.median(cpus["after"])
             rows.append({"kernel": k, "kind": kind, "before_s": b, "after_s": f, "ratio": f / b,
+                         "before_cpu_s": cb, "after_cpu_s": cf, "cpu_ratio": cf / cb if cb else None,
                          "ok": oks, "time_us": est})
             print(json.dumps(rows[-1]), flush=True)
     for kind in ("check", "evaluate"):
-        rs = [r["ratio"] for r in rows if r["kind"] == kind]
-        if rs:
-            print(f"{kind}: median after/before = {statistics.median(rs):.2f} over {len(rs)} kernels "
-                  f"(min {min(rs):.2f}, max {max(rs):.2f})")
+        for key, label in (("ratio", "wall"), ("cpu_ratio", "cpu")):
+            rs = [r[key] for r in rows if r["kind"] == kind and r.get(key)]
+            if rs:
+                print(f"{kind} {label}: median after/before = {statistics.median(rs):.2f} over {len(rs)} kernels "
+                      f"(min {min(rs):.2f}, max {max(rs):.2f})")
     return 0
 
 

@@ -296,7 +296,7 @@ def test_scalar_work_through_raw_ub_pointers_is_charged_and_scores_worse_than_it
     charged as GetValue/SetValue are (a small case: every access is a trap and a single step)."""
     from copilot.tasks import Case
 
-    small = Case(id="small", shapes=[(4096,)], dtypes=["float32"], attrs={}, value_ranges=[(-2.0, 2.0)])
+    small = Case(id="small", shapes=[(1024,)], dtypes=["float32"], attrs={}, value_ranges=[(-2.0, 2.0)])
     inputs = make_inputs(relu, small)
     honest = _unscanned_honest(relu, small, inputs)
     b = build_module.build(REDTEAM / "raw_ub_scalar.cpp", relu, ["float32", "float32"])   # the scan passes it
@@ -307,7 +307,7 @@ def test_scalar_work_through_raw_ub_pointers_is_charged_and_scores_worse_than_it
         return
     assert torch.equal(r.outputs[0], torch.relu(inputs[0]))
     assert honest.time_us and r.time_us > honest.time_us
-    # 4096 loads and 4096 stores at the chip's scalar access cost, spread over the blocks
+    # 1024 loads and 1024 stores at the chip's scalar access cost, spread over the blocks
     assert r.pipe_times.s > 10 * honest.pipe_times.s and r.pipe_times.v == 0
 
 
@@ -439,8 +439,9 @@ def test_the_evaluator_scores_the_honest_twin_and_confirms_it_in_full(relu, eval
     assert full.status == "passed" and full.time_us == pytest.approx(ev.time_us, rel=0.05)
 
 
-@pytest.mark.parametrize("name", ["wrong_when_large", "raw_pointer", "relu_attacks",
-                                  pytest.param("memory_search", marks=needs_pkeys)])
+# One attack per layer the evaluator adds or shares (the scan, the vault, performance cases judged);
+# every attack through the evaluator and `check`: bench/redteam_table.py.
+@pytest.mark.parametrize("name", ["wrong_when_large", "relu_attacks", pytest.param("memory_search", marks=needs_pkeys)])
 def test_the_evaluator_gives_no_score_to_the_attack(relu, evaluator, name):
     ev = evaluator.evaluate_sync(relu, _candidate(name, REDTEAM / f"{name}.cpp"))
     assert ev.status != "passed" and ev.time_us is None, (ev.status, ev.cases[-1:])
