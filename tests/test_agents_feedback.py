@@ -484,3 +484,19 @@ def test_the_statement_says_which_optional_dependency_the_golden_runs_with():
     has = importlib.util.find_spec("torchvision") is not None
     assert f"The golden runs with HAS_TORCHVISION = {has}" in text
     assert "The golden runs with" not in prompts.task_statement(load_task(CANNBENCH / "tasks" / "level2" / "gather"))
+
+
+def test_a_performance_case_whose_output_shape_needs_an_oversized_golden_is_left_untimed(monkeypatch, tmp_path):
+    """unique's case 6: its output length is data-dependent, so its shapes need the golden itself,
+    which is over the oracle budget: the case goes untimed instead of failing the session."""
+    import copilot.costmodel.estimate as estimate
+    from copilot.evolution.evaluate import SimEvaluator
+    from copilot.oracle import CaseTooLarge
+
+    def too_large(path, task, case, chip, builds):
+        raise CaseTooLarge(f"{task.name} case {case.id}: the oracle needs ~6.2 GiB, over the budget")
+
+    monkeypatch.setattr(estimate, "build_for_case", too_large)
+    task = load_task(REPO / "tests" / "fixtures" / "tasks" / "scaled_tanh")
+    ev = SimEvaluator(workdir=tmp_path)
+    assert ev._time_case(task, task.case("4"), {}, tmp_path / "k.cpp") is None
