@@ -68,19 +68,23 @@ __aicore__ inline void NarrowToCalc(const LocalTensor<W>& dst, const LocalTensor
         LocalTensor<float> mag = src.template ReinterpretCast<float>();
         Cast(mag, dst, RoundMode::CAST_RINT, n);    // monotonic: below 2^k exactly when the value is
         Abs(mag, mag, n);
-        // one reduction over the tile when its rows are packed, else one per row (pitch padding is not data)
-        const uint32_t parts = (pitch == cw || nr == 1) ? 1 : nr;
-        const uint32_t len = parts == 1 ? (nr - 1) * pitch + cw : cw;
-        for (uint32_t j = 0; j < parts; ++j) {{
-            ReduceMax(mag[n + 8 * j], mag[j * pitch], mag[n + 8 * parts], len, false);
-        }}
+        // one reduction over the tile's span; padding between rows is stale data (mostly earlier
+        // values of this input), so only when the span fails are padded rows tested one by one
+        ReduceMax(mag[n], mag, mag[n + 8], (nr - 1) * pitch + cw, false);
         const int32_t id = static_cast<int32_t>(GetTPipePtr()->FetchEventID(HardEvent::V_S));
         SetFlag<HardEvent::V_S>(id);
         WaitFlag<HardEvent::V_S>(id);
-        wide = false;
-        for (uint32_t j = 0; j < parts; ++j) {{
-            if (!(mag.GetValue(n + 8 * j) < NARROW_BOUND)) {{
-                wide = true;
+        wide = !(mag.GetValue(n) < NARROW_BOUND);
+        if (wide && pitch != cw && nr > 1) {{
+            for (uint32_t j = 0; j < nr; ++j) {{
+                ReduceMax(mag[n + 8 * j], mag[j * pitch], mag[n + 8 * nr], cw, false);
+            }}
+            const int32_t rowId = static_cast<int32_t>(GetTPipePtr()->FetchEventID(HardEvent::V_S));
+            SetFlag<HardEvent::V_S>(rowId);
+            WaitFlag<HardEvent::V_S>(rowId);
+            wide = false;
+            for (uint32_t j = 0; j < nr; ++j) {{
+                wide = wide || !(mag.GetValue(n + 8 * j) < NARROW_BOUND);
             }}
         }}
     }} else {{
