@@ -500,3 +500,21 @@ def test_a_performance_case_whose_output_shape_needs_an_oversized_golden_is_left
     task = load_task(REPO / "tests" / "fixtures" / "tasks" / "scaled_tanh")
     ev = SimEvaluator(workdir=tmp_path)
     assert ev._time_case(task, task.case("4"), {}, tmp_path / "k.cpp") is None
+
+
+def test_output_dtypes_of_a_case_whose_golden_does_not_fit_come_from_its_twin(monkeypatch):
+    """unique's case 6 ended two sessions at the build of every dtype combination."""
+    import copilot.costmodel.estimate as estimate
+    from copilot.oracle import CaseTooLarge
+
+    task = load_task(REPO / "tests" / "fixtures" / "tasks" / "scaled_tanh")
+    real = estimate.output_shapes
+
+    def shapes(task, case):
+        if not case.is_quick:
+            raise CaseTooLarge(f"{task.name} case {case.id}: over the budget")
+        return real(task, case)
+
+    monkeypatch.setattr(estimate, "output_shapes", shapes)
+    big = task.case("4")
+    assert not big.is_quick and estimate.output_dtypes(task, big) == ("float16",)

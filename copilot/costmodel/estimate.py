@@ -53,6 +53,21 @@ def output_shapes(task: Task, case: Case) -> list[OutputShape]:
             for i, t in enumerate(outs)]
 
 
+def output_dtypes(task: Task, case: Case) -> tuple[str, ...]:
+    """The output dtypes of a case; for one whose output shape needs a real golden run that does
+    not fit the oracle budget (a data-dependent length, unique's), those of its shrunk twin."""
+    from copilot.oracle import CaseTooLarge
+    from copilot.tasks.quick import twin
+
+    try:
+        return tuple(o.dtype for o in output_shapes(task, case))
+    except CaseTooLarge:
+        small = twin(case)
+        if small is None:
+            raise
+        return tuple(o.dtype for o in output_shapes(task, small))
+
+
 def bytes_moved(case: Case, outs: list[OutputShape]) -> float:
     """The bytes any kernel must move through HBM: every input read once, every output written once."""
     ins = sum(case.numel(i) * dtype_of(d).itemsize for i, d in enumerate(case.dtypes) if d)

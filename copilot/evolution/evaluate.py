@@ -262,10 +262,9 @@ class SimEvaluator:
         from concurrent.futures import ThreadPoolExecutor
 
         from copilot.backends import sim
-        from copilot.costmodel.estimate import output_shapes
+        from copilot.costmodel.estimate import output_dtypes
 
-        combos = list(dict.fromkeys(tuple(c.dtypes) + tuple(o.dtype for o in output_shapes(task, c))
-                                    for c in cases))
+        combos = list(dict.fromkeys(tuple(c.dtypes) + output_dtypes(task, c) for c in cases))
         t0 = time.perf_counter()
         with ThreadPoolExecutor(max_workers=BUILD_WORKERS) as pool:
             done = list(pool.map(lambda k: sim.build(path, task, list(k), self.chip, knob_data=knob_data), combos))
