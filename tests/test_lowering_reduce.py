@@ -139,6 +139,30 @@ def test_quant_quotients_multiply_by_the_reciprocal_only_where_int8_tolerates_it
     assert "Div(slot[" in soft and "1.0f / stat_[" not in soft
 
 
+def test_a_quant_epilogue_divides_by_the_rms_through_its_reciprocal(tmp_path):
+    """add_rms_norm_dynamic_quant's x / rms reaches the int8 output through round and the per-row
+    scale (fp32) through abs and a row max only: x * (1 / rms) is within an ulp there. The same
+    division feeding a plain float output stays a true Div."""
+    d = CANNBENCH / "level3" / "add_rms_norm_dynamic_quant"
+    if not (d / "proto.yaml").is_file():
+        pytest.skip(f"CANN-Bench add_rms_norm_dynamic_quant not found at {d}")
+    src = lower(load_task(str(d))).source
+    assert "Div(" not in src.split("namespace optiling")[0].split("ComputeColV0")[0]
+    assert src.count("1.0f / stat_[3][s]") == 2                  # both passes that divide by the rms
+    plain = lower(_task(tmp_path, "div_rms", """\
+        def div_rms(x, w, eps=1e-6):
+            xa = x.to(torch.float32)
+            return (xa / torch.sqrt(xa.pow(2).mean(-1, keepdim=True) + eps) * w.to(torch.float32)).to(x.dtype)
+        """, """\
+        - {name: x, dtype: [float16, float32]}
+        - {name: w, dtype: [float16, float32]}
+        """, "{name: eps, type: float, default: 1.0e-6, required: false}", """\
+        cases:
+        - {case_id: 1, input_shape: [[7, 300], [300]], dtype: [float32, float32], attrs: {eps: 1.0e-6}, value_range: [-2, 2]}
+        """)).source
+    assert "1.0f / stat_[" not in plain and "Div(slot[" in plain
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
 @pytest.mark.parametrize("make", [_rms, _softmax, _long_rms, _long_softmax],

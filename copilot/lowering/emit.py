@@ -295,9 +295,12 @@ class Emitter:
         self.recip_divs = [self._rounded_quotients(v.p) for v in self.vcs]
 
     def _rounded_quotients(self, prog: Program) -> set:
-        """Divisions by a row statistic whose quotient only reaches integer outputs through round and
-        integer clamps, where the task tolerates an integer off by 1 (quant outputs: `precision_thresholds:
-        {int8: 1}`): x * (1 / s) is within an ulp of x / s, so its rounding differs by at most 1 at a tie."""
+        """Divisions by a row statistic in a quant epilogue, where the task tolerates an integer off by 1
+        (quant outputs: `precision_thresholds: {int8: 1}`): the quotient reaches an integer output
+        through round and integer clamps, and every other path from it only scales it (mul, div, abs,
+        neg, sqrt, max/min reductions, clamps by a constant) into a float output (the per-row scale).
+        x * (1 / s) is within an ulp of x / s: the rounding differs by at most 1 at a tie, and a
+        float output reached only through multiplicative steps keeps a few ulps of relative error."""
         from copilot.oracle.verdict import task_thresholds
 
         tol = task_thresholds(self.task)
@@ -306,32 +309,45 @@ class Emitter:
         for i, n in enumerate(nodes):
             for a in set(n.args):
                 users.setdefault(a, []).append(i)
-        out_ok = {}
+        out_ok, out_float = {}, {}
         for k, (node, _) in enumerate(prog.outputs):
             dts = self.task.outputs[k].dtypes
             ok = all(d.startswith(("int", "uint")) and tol.get(d, 0.0) >= 1.0 for d in dts)
             out_ok[node] = out_ok.get(node, True) and ok
+            out_float[node] = out_float.get(node, True) and all(d.startswith(("float", "bfloat")) for d in dts)
+        scaling = {"mul", "div", "abs", "neg", "sqrt", "rmax", "rmin"}
 
-        def reaches_rounded(i: int, rounded: bool) -> bool:
-            if i in out_ok and not (rounded and out_ok[i]):
-                return False
+        def const_args(n, i) -> bool:
+            return all(a == i or nodes[a].op == "const" for a in n.args)
+
+        def reaches(i: int, rounded: bool):
+            """None when a path from node i is not allowed, else whether one reaches an integer output."""
+            hit = False
+            if i in out_ok:
+                if rounded and out_ok[i]:
+                    hit = True
+                elif rounded or not out_float[i]:
+                    return None
             for u in users.get(i, []):
                 n = nodes[u]
                 if n.op in ("round", "trunc"):
-                    if not reaches_rounded(u, True):
-                        return False
+                    r = reaches(u, True)
                 elif rounded and n.op in ("max", "min") and all(
                         a == i or (nodes[a].op == "const" and float(nodes[a].params["value"]).is_integer())
                         for a in n.args):
-                    if not reaches_rounded(u, True):
-                        return False
+                    r = reaches(u, True)
+                elif not rounded and (n.op in scaling or (n.op in ("max", "min") and const_args(n, i))):
+                    r = reaches(u, False)
                 else:
-                    return False
-            return True
+                    return None
+                if r is None:
+                    return None
+                hit = hit or r
+            return hit
 
         return {i for i, n in enumerate(nodes)
                 if n.op == "div" and n.kind == "full" and len(n.args) == 2 and nodes[n.args[1]].kind == "stat"
-                and nodes[n.args[0]].kind == "full" and reaches_rounded(i, False)}
+                and nodes[n.args[0]].kind == "full" and reaches(i, False) is True}
 
     # ---------------------------------------------------------------- type helpers
     def in_type(self, i: int) -> str:
