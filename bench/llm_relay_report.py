@@ -12,7 +12,9 @@ best/generation-1 ratio of an evolution session.
         --run-json DIR SESSION [SESSION ...]
 
 A check already written (`<out>/<session>/gen1-check.json`) is reused; `--jobs` checks run at once;
-`--no-check` skips it (an evolution resumed from a session whose generation 1 was checked there).
+`--no-check` skips it (an evolution resumed from a session whose generation 1 was checked there, or
+a task checked case by case); single-case checks in `<session>/cases/case-N.json` and
+`<session>/judge-N.json` replace their rows.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def export(store: str, name: str, out: Path) -> dict:
     cli("sessions", "--store", store, "export", name, "-o", str(d))
     doc = json.loads((d / "session.json").read_text())
     cands = {c["id"]: c for c in doc["candidates"]}
-    if "r0-base" in cands:
+    if "r0-base" in cands and not (d / "kernels" / "r0-base.cpp").exists():   # the export has no failed kernel
         (d / "gen1.cpp").write_text(cands["r0-base"]["code"])
     best = doc["session"].get("best_id")
     if best and best != "r0-base" and best in cands:
@@ -50,8 +52,26 @@ def export(store: str, name: str, out: Path) -> dict:
     return doc
 
 
+def merged(d: Path, rep: dict | None) -> dict | None:
+    """The check with the single-case checks of the session's directory in place of its rows:
+    `cases/case-N.json` (a task checked case by case) and `judge-N.json` (a case over the 2 GB
+    oracle budget judged alone with a larger one)."""
+    singles = sorted(d.glob("cases/case-*.json")) + sorted(d.glob("judge-*.json"))
+    rows = {str(c["id"]): c for c in (rep or {}).get("cases", [])}
+    for f in singles:
+        try:
+            rows.update({str(c["id"]): c for c in json.loads(f.read_text())["cases"]})
+        except (json.JSONDecodeError, KeyError, OSError):
+            continue            # a check that was killed leaves an empty file: its case stays as it was
+    if not rows:
+        return rep
+    return dict(rep or {}, cases=sorted(rows.values(), key=lambda c: int(str(c["id"]).rstrip("q") or 0)))
+
+
 def check(d: Path, task_path: str) -> dict | None:
     k, rep = d / "gen1.cpp", d / "gen1-check.json"
+    if not k.exists():
+        k = d / "kernels" / "r0-base.cpp"
     if not k.exists():
         return None
     if not rep.exists() or not rep.read_text().strip():
@@ -111,8 +131,8 @@ def main() -> int:
     out = Path(args.out)
     docs = {n: export(args.store, n, out) for n in args.sessions}
     with ThreadPoolExecutor(args.jobs) as pool:
-        reps = dict(zip(docs, pool.map(lambda n: None if args.no_check else
-                                       check(out / n, docs[n]["session"]["task_path"]), docs)))
+        reps = dict(zip(docs, pool.map(lambda n: merged(out / n, None if args.no_check else
+                                                    check(out / n, docs[n]["session"]["task_path"])), docs)))
     rows = []
     for n, doc in docs.items():
         rj = None
