@@ -265,6 +265,19 @@ def core_split(knobs, work: str, units: str) -> str:
 
 # The snippets every index kernel shares: the opening of its TilingFunc, this core's range of
 # units (former cores take one more), and the pipe-to-pipe wait.
+def float_attr_field(rule: tuple, attr_names: list, field: str) -> str:
+    """The tiling function's lines that set `td-><field>` from a float attr (`rule` ("attr", name))
+    or from a literal (("const", value)); a missing attr fails the tiling."""
+    if rule[0] == "attr":
+        var = f"{field}Attr"
+        return (f"    const float* {var} = attrs->GetAttrPointer<float>({attr_names.index(rule[1])});   // `{rule[1]}`\n"
+                f"    if ({var} == nullptr) {{\n"
+                f"        return ge::GRAPH_FAILED;\n"
+                f"    }}\n"
+                f"    td->{field} = *{var};\n")
+    return f"    td->{field} = {float(rule[1])!r}f;\n"
+
+
 TILING_HEAD = r"""namespace optiling {
 @DTYPE_BYTES@
 

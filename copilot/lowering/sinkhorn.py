@@ -164,7 +164,7 @@ def plan_sinkhorn(task):
 def render(plan: SinkhornPlan, knobs: dict) -> str:
     from copilot.backends.sim.build import camel
     from copilot.export.opdef import task_opdef
-    from copilot.lowering.indexing import SYNC_PIPES, TILING_HEAD, UNIT_RANGE, core_split
+    from copilot.lowering.indexing import SYNC_PIPES, TILING_HEAD, UNIT_RANGE, core_split, float_attr_field
     from copilot.lowering.source import _dtype_bytes_fn, _ident
 
     t = plan.task
@@ -181,16 +181,8 @@ def render(plan: SinkhornPlan, knobs: dict) -> str:
     else:
         rounds = f"    td->loops = {int(plan.rounds_rule[1])};\n"
         rounds_doc = str(plan.rounds_rule[1])
-    if plan.eps_rule[0] == "attr":
-        eps = (f"    const float* epsAttr = attrs->GetAttrPointer<float>({names.index(plan.eps_rule[1])});   // `{plan.eps_rule[1]}`\n"
-               f"    if (epsAttr == nullptr) {{\n"
-               f"        return ge::GRAPH_FAILED;\n"
-               f"    }}\n"
-               f"    td->eps = *epsAttr;\n")
-        eps_doc = f"`{plan.eps_rule[1]}`"
-    else:
-        eps = f"    td->eps = {float(plan.eps_rule[1])!r}f;\n"
-        eps_doc = repr(plan.eps_rule[1])
+    eps = float_attr_field(plan.eps_rule, names, "eps")
+    eps_doc = f"`{plan.eps_rule[1]}`" if plan.eps_rule[0] == "attr" else repr(plan.eps_rule[1])
     xn, yn = t.inputs[0].name, t.outputs[0].name
     text = (_KERNEL + "\n" + _TILING).replace("@TILING_HEAD@", TILING_HEAD).replace("@UNIT_RANGE@", UNIT_RANGE)
     for key, val in (("@OP@", t.op_name), ("@NAME@", t.name), ("@T@", f"{cls}TilingData"), ("@K@", f"Kernel{cls}"),
