@@ -352,7 +352,7 @@ def test_a_none_list_attr_keeps_the_index_of_the_attrs_after_it(tmp_path):
     from copilot.backends.sim import check_kernel
 
     task = load_task(REPO / "tests" / "fixtures" / "tasks" / "none_list_attr")
-    report = check_kernel(REPO / "tests" / "kernels" / "none_list_attr.cpp", task, chip="910B2", cases="all")
+    report = check_kernel(REPO / "tests" / "kernels" / "attrs" / "none_list_attr.cpp", task, chip="910B2", cases="all")
     assert report.compiled and report.correct, [(c.id, c.message[:200]) for c in report.cases if not c.passed]
     assert len(report.cases) == 2
 
