@@ -93,3 +93,33 @@ def test_the_sweep_times_a_calibration_kernel_only_where_it_passed_its_public_ta
     assert calibrate.kernel_for("exp", "910B2") == (out / "kernels" / "910B2" / "exp.cpp", "lowered")
     assert calibrate.kernel_for("mish", "910B2")[1] == "lowered"          # no calibration kernel
     assert calibrate.kernel_for("gelu", "950PR")[1] == "lowered"          # not checked on that chip
+
+
+def test_a_newer_sweep_part_wins_over_an_older_file_of_the_same_case(tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.setattr(calibrate, "OUT", tmp_path)
+    old, new = tmp_path / "counts-910b2.json", tmp_path / "counts-910b2-s9.json"
+    old.write_text(json.dumps({"level1/mish:2": {"est_us": 9.0, "kernel_sha256": "old"},
+                               "level1/mish:3": {"est_us": 4.0}}))
+    new.write_text(json.dumps({"level1/mish:2": {"est_us": 7.0, "kernel_sha256": "new"},
+                               "level1/mish:4": {"error": "no estimate"}}))
+    os.utime(old, (1_000_000, 1_000_000))      # the part file sorts before the main file by name
+    os.utime(new, (2_000_000, 2_000_000))
+    merged = calibrate._cached_counts("910B2")
+    assert merged["level1/mish:2"]["kernel_sha256"] == "new"
+    assert merged["level1/mish:3"]["est_us"] == 4.0 and "error" in merged["level1/mish:4"]
+    os.utime(old, (3_000_000, 3_000_000))      # and the other way round
+    assert calibrate._cached_counts("910B2")["level1/mish:2"]["kernel_sha256"] == "old"
+
+
+def test_the_diagnosis_reports_each_side_against_the_roofline():
+    e = cached(12.0, 1.0, v_us=8.0, hbm_us=2.0)
+    e["vector_counts"] = {"Div.b32": [10, 1000], "Adds.b32": [10, 1000]}
+    c = calibrate.Case("level1/mish:2", e, {"measured_us": 20.0, "t_hw_us_meta": 4.0}, P0, {}, 48)
+    held = [{"case": "1", "est_us": 10.0, "measured_us": 20.0, "ratio": 0.5}]
+    d = calibrate.diagnose_op([c], held, P0, {"Div.b32": 8.0})
+    assert d["vendor_over_t_hw"] == 5.0 and d["ours_over_t_hw"] == 2.5
+    assert d["held_out_large"] == 0.5 and d["held_out_small"] is None
+    # Div: 10 x 10 issue + 1000 x 8 cycles, Adds: 10 x 10 + 1000 x 1
+    assert d["vector_time_by_api"]["Div.b32"] == round(8100 / 9200, 3)
