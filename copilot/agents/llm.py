@@ -521,12 +521,16 @@ def own_cards(ops: list[str]) -> list[str]:
 
 
 def golden_ops(task: Task) -> list[str]:
-    """The aten ops the golden runs on the smallest correctness case (as the oracle calls it);
-    [] when it cannot be run."""
+    """The aten ops the golden runs on the smallest correctness case (as the oracle calls it), then
+    the golden's own name (a pure-python roi_align fallback traces as index/where/sum, torchvision's
+    as `roi_align`: both reach the cards written for it); [] when it cannot be run."""
     from knowledge.router import trace_case
 
     tr = trace_case(task)
-    return [] if tr is None or tr.error else list(dict.fromkeys(tr.ops))
+    if tr is None or tr.error:
+        return []
+    name = getattr(getattr(task, "golden", None), "__name__", "")
+    return list(dict.fromkeys(tr.ops + ([name] if name.isidentifier() and name != "<lambda>" else [])))
 
 
 def op_cards(task: Task, shown: list[str], chip: str, mode: str = "full") -> str:
@@ -536,10 +540,12 @@ def op_cards(task: Task, shown: list[str], chip: str, mode: str = "full") -> str
 
     idx = card_index()
     picked: list[tuple[str, str]] = []
-    for op in golden_ops(task):
-        for ids in [own_cards([op])] + [ids for ops, ids in OP_CARDS.items() if op in ops]:
-            picked += [(cid, op) for cid in ids if cid in idx and cid not in shown
-                       and idx[cid].fits_chip(chip) and cid not in [p[0] for p in picked]]
+    ops = golden_ops(task)
+    # the strategy cards written for the operator first (roi_align's name comes last in its trace)
+    for op, ids in [(op, own_cards([op])) for op in ops] + \
+            [(op, ids) for op in ops for keys, ids in OP_CARDS.items() if op in keys]:
+        picked += [(cid, op) for cid in ids if cid in idx and cid not in shown
+                   and idx[cid].fits_chip(chip) and cid not in [p[0] for p in picked]]
     if task is not None and any(special_inputs(task, c) for c in task.cases) and "L4.nan-inf-semantics" in idx \
             and "L4.nan-inf-semantics" not in shown and all(p[0] != "L4.nan-inf-semantics" for p in picked):
         picked.insert(min(len(picked), MAX_OP_CARDS - 1), ("L4.nan-inf-semantics", "inf/nan inputs"))

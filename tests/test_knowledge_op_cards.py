@@ -1,0 +1,136 @@
+"""Cards reached through a golden's own operations: the public unique and roi_align tasks get the
+strategy written for them first, other operators do not, and every API a new card names exists in
+the emulator."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from copilot.tasks import load_task
+from knowledge.cards import get_card
+
+REPO = Path(__file__).resolve().parents[1]
+CANNBENCH = REPO.parent / "shared" / "cannbench"
+SIM_INCLUDE = REPO / "copilot" / "backends" / "sim" / "include"
+NEW_CARDS = ("L3.gm-sort-unique", "L3.roi-align", "L3.large-table-gather", "L3.histogram-atomics")
+
+
+def _public(rel: str):
+    d = CANNBENCH / "tasks" / rel
+    if not d.is_dir():
+        pytest.skip(f"CANN-Bench task {rel} not found beside the repository ({d})")
+    return load_task(str(d))
+
+
+def _shown(text: str) -> list[str]:
+    return re.findall(r"^### \[([\w.-]+)\]", text, re.M)
+
+
+def test_unique_gets_the_gm_sort_recipe_first_with_the_sort_and_gather_apis():
+    from copilot.agents.llm import op_cards
+
+    text = op_cards(_public("level3/unique"), [], "910B2")
+    ids = _shown(text)
+    assert ids[0] == "L3.gm-sort-unique"
+    assert {"L4.sort-topk", "L4.Gather", "L4.Atomic-SyncAll"} <= set(ids)
+    assert "GatherMask" in text and "rsvdCnt" in text
+
+
+def test_roi_align_gets_its_card_through_the_goldens_name():
+    from copilot.agents.llm import golden_ops, op_cards
+
+    task = _public("level3/roi_align")
+    ops = golden_ops(task)
+    assert "index" in ops and ops[-1] == "roi_align"       # the fallback's aten ops, then its name
+    ids = _shown(op_cards(task, [], "910B2"))
+    assert ids[0] == "L3.roi-align" and "L4.Gather" in ids
+
+
+def test_the_operator_strategies_lead_the_variant_directions():
+    from copilot.evolution.strategies import round_one_strategies
+
+    assert round_one_strategies(_public("level3/unique"))[0].id == "L3.gm-sort-unique"
+    assert round_one_strategies(_public("level3/roi_align"))[0].id == "L3.roi-align"
+
+
+def test_other_operators_do_not_get_the_unique_or_roi_cards():
+    from copilot.agents.llm import op_cards
+
+    ids = _shown(op_cards(_public("level2/gather"), [], "910B2"))
+    assert not {"L3.gm-sort-unique", "L3.roi-align"} & set(ids)
+
+
+@pytest.mark.parametrize("cid", NEW_CARDS)
+def test_new_op_cards_stay_out_of_every_pattern_slice(cid):
+    card = get_card(cid)
+    assert card.ops and not card.fits_pattern(["elementwise", "reduction", "broadcast", "fusion"])
+
+
+@pytest.mark.parametrize("cid", NEW_CARDS)
+def test_every_api_a_new_card_names_exists_in_the_emulator(cid):
+    text = "\n".join(p.read_text(errors="replace") for p in SIM_INCLUDE.rglob("*.h"))
+    absent = [a for a in get_card(cid).apis if not re.search(r"\b" + re.escape(a) + r"\b", text)]
+    assert not absent
+
+
+
+# -- the API facts the cards state, run on the emulator (tests/sim_device/card_facts_main.cpp) ----------
+
+needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required")
+
+
+@pytest.fixture(scope="module")
+def facts_bin(tmp_path_factory) -> Path:
+    src = REPO / "tests" / "sim_device" / "card_facts_main.cpp"
+    out = tmp_path_factory.mktemp("card_facts") / "card_facts_main"
+    r = subprocess.run(["g++", "-std=c++20", "-O0", "-I", str(SIM_INCLUDE), str(src), "-o", str(out)],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return out
+
+
+def _facts(binary: Path, scenario: str, tmp_path: Path) -> tuple[dict, list[dict]]:
+    diag = tmp_path / f"{scenario}.jsonl"
+    r = subprocess.run([str(binary), scenario, str(diag)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    values = dict(ln.split("=", 1) for ln in r.stdout.splitlines() if "=" in ln and not ln.startswith("{"))
+    found = [json.loads(x) for x in diag.read_text().splitlines() if x.startswith("{")]
+    return values, found
+
+
+@needs_gxx
+def test_compare_mask_drives_gathermask_counter_mode_with_rsvdcnt(facts_bin, tmp_path):
+    values, found = _facts(facts_bin, "dedup", tmp_path)
+    assert not found
+    assert values["first_mask_byte"] == str(0b00100001)      # bits 0 and 5: LSB first, bit i = element i
+    assert values["rsvdCnt"] == "15"                          # 13 runs of 0..12, each NaN its own value
+    assert values["kept"].split(",") == [str(i) for i in range(13)] + ["nan", "nan"]
+    text = get_card("L4.Gather").body + get_card("L3.gm-sort-unique").body
+    assert "{1, 1, 8, 0}" in text and "rsvdCnt" in text and "least significant bit first" in text
+
+
+@needs_gxx
+def test_gather_srcbaseaddr_is_bytes_and_needs_only_element_alignment(facts_bin, tmp_path):
+    values, found = _facts(facts_bin, "gather_base", tmp_path)
+    assert not found and values["gathered"] == "1,2,3,4,5,6,7,8"
+    assert "**bytes**" in get_card("L4.Gather").body
+
+
+@needs_gxx
+def test_sync_missing_tracks_the_whole_tbuf(facts_bin, tmp_path):
+    _, found = _facts(facts_bin, "sync_whole_tbuf", tmp_path)
+    assert [d["id"] for d in found] == ["L2.SYNC_MISSING"]    # the shared TBuf's read only
+    assert "its own TBuf" in get_card("L2.SYNC_MISSING").body
+
+
+@needs_gxx
+def test_concat_stops_at_255_repeats(facts_bin, tmp_path):
+    _, found = _facts(facts_bin, "concat_limit", tmp_path)
+    assert [d["id"] for d in found] == ["L2.REPEAT_LIMIT"]
+    assert "4080 per call" in get_card("L4.sort-topk").body
