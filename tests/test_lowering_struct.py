@@ -176,14 +176,6 @@ def test_public_tensor_list_tasks_lower(rel, pattern):
 
 
 @pytest.mark.slow
-def test_public_rotary_serves_its_half_mode_layout_0_cases():
-    plan = plan_task(_public("level2/apply_rotary_pos_emb"))
-    # layout 1 places cos on another axis, interleaved mode slices x[..., ::2]: refused by attrs
-    assert set(plan.unserved) == {"4", "5", "6", "9", "10", "12", "15", "17", "19", "20"}
-    assert len(plan.refused_variants) == 3
-
-
-@pytest.mark.slow
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
 @pytest.mark.parametrize("rel, cases", [("level1/foreach_norm", "1,6,7,8,12,17"),
                                         ("level1/foreach_addcdiv_scalar", "1,6,12,13"),

@@ -74,9 +74,13 @@ def lower(task, chip: str = "910B2", knobs: dict | None = None) -> LoweredKernel
     from copilot.lowering import cube, indexing
     from copilot.lowering.movement import MovementPlan, render
 
-    from copilot.lowering import groupnorm, lists, sinkhorn
+    from copilot.lowering import groupnorm, lists, rotary, sinkhorn
 
-    if isinstance(plan, groupnorm.GroupNormPlan):
+    if isinstance(plan, rotary.RotaryPlan):
+        source = rotary.render(plan, k)
+        notes = [f"pattern {plan.pattern}; variants: " +
+                 "; ".join(f"{g} -> {layout}, {form}" for g, layout, form in plan.variants)]
+    elif isinstance(plan, groupnorm.GroupNormPlan):
         source = groupnorm.render(plan, k)
         notes = [f"pattern {plan.pattern} (group norm); groups {plan.groups_rule}, eps {plan.eps_rule}"]
     elif isinstance(plan, lists.ListNormPlan):

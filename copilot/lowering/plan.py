@@ -79,6 +79,11 @@ def build_plan(task) -> Plan:
     sinkhorned = plan_sinkhorn(task)   # iterative row / column normalisation: its own kernel
     if sinkhorned is not None:
         return sinkhorned
+    from copilot.lowering.rotary import plan_rotary
+
+    rotated = plan_rotary(task)       # rotary position embedding, every layout and form: its own kernel
+    if rotated is not None:
+        return rotated
     from copilot.lowering.groupnorm import plan_group_norm
 
     grouped = plan_group_norm(task)   # one group norm of (x, gamma, beta): its own kernel
