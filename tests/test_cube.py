@@ -176,6 +176,24 @@ def test_roofline_cube_term_reproduces_the_benchmark_bound():
         assert t_hw == pytest.approx(meta[str(case.id)]["t_hw_us"], rel=2e-3)
 
 
+@pytest.mark.skipif(not CANNBENCH.exists(), reason="CANN-Bench is not beside the repository (../shared/cannbench)")
+@pytest.mark.parametrize("level, op, ids", [("level3", "conv_2d", (3, 4, 18)),
+                                            ("level3", "conv_3d_backprop_filter", (1, 8, 19))])
+def test_roofline_cube_term_of_convolutions(level, op, ids):
+    """aten.convolution and the weight gradient (convolution_backward) are cube work: on fp16/bf16
+    cases the cube term is the bound and equals the benchmark's t_hw."""
+    from copilot.chips import load_chip
+    from copilot.costmodel.estimate import case_roofline, output_shapes
+    from copilot.tasks.loader import load_task
+
+    task = load_task(CANNBENCH / "tasks" / level / op)
+    meta = json.loads((CANNBENCH / "tasks" / "metadata" / "910b2.json").read_text())[level][op]
+    for case in [c for c in task.cases if c.id in ids]:
+        t_hw, terms = case_roofline(task, case, output_shapes(task, case), load_chip("910B2"))
+        assert terms["cube_us"] == t_hw > 10 * terms["memory_us"]
+        assert t_hw == pytest.approx(meta[str(case.id)]["t_hw_us"], rel=2e-3)
+
+
 QUANT_MATMUL = REPO / "bench" / "cube_kernels" / "quant_matmul.cpp"
 needs_cannbench = pytest.mark.skipif(not CANNBENCH.exists(), reason="CANN-Bench is not beside the repository")
 

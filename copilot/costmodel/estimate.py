@@ -179,10 +179,25 @@ class _AtenRecorder(TorchDispatchMode):
 
 
 # Matrix products: their work goes to the cube, MACs = batch x m x n x k of the result and the operand.
-CUBE_OPS = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "matmul", "linear", "_scaled_mm"}
+# Convolutions go to the cube as img2col products: MACs = output elements x (C_in / groups x kernel
+# volume); a convolution_backward costs that once per gradient it computes (its output_mask).
+CUBE_OPS = {"mm", "bmm", "addmm", "baddbmm", "addbmm", "matmul", "linear", "_scaled_mm", "convolution",
+            "convolution_backward"}
+
+
+def _conv_macs(name: str, args: tuple, result) -> float:
+    if name == "convolution":          # (input, weight, bias, stride, padding, dilation, transposed, ...)
+        x, w, transposed = args[0], args[1], bool(args[6])
+        # each output element (each input element of a transposed one) meets one filter of w[0]'s size
+        return float((x if transposed else result).numel()) * float(w[0].numel())
+    # (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, mask)
+    grad, w, mask = args[0], args[2], args[10]
+    return float(grad.numel()) * float(w[0].numel()) * (int(bool(mask[0])) + int(bool(mask[1])))
 
 
 def _cube_macs(name: str, args: tuple, result) -> float:
+    if name in ("convolution", "convolution_backward"):
+        return _conv_macs(name, args, result)
     mats = [a for a in args if isinstance(a, torch.Tensor) and a.dim() >= 2]
     if not mats or not isinstance(result, torch.Tensor) or result.dim() < 1:
         return 0.0
