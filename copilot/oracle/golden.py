@@ -4,7 +4,10 @@ Memory: the oracle widens every float input to fp64, so a case costs about
 `sum(elements) * (itemsize + 8)` for the inputs plus the same again for the outputs. Cases whose
 estimate exceeds the budget (`CANNPILOT_ORACLE_BUDGET_GB`, default half the machine's memory,
 at most 16 GiB) raise `CaseTooLarge`: they are judged for speed only (cost-model estimate), their
-correctness is established on the smaller cases of the same task.
+correctness is established on the smaller cases of the same task. The estimate cannot see a golden's
+temporaries (roi_align's pure-torch fallback materialises 1 GiB gathers, dilation_2d's `unfold`
+windows), so the golden runs in a forked child whose address space may grow by the budget at most: a
+case whose golden needs more is `CaseTooLarge` too, and the caller's memory never holds the temporaries.
 
 Speed: torch's CPU kernels for fp16 convolutions accumulate in fp32 and round once, but run at
 about 1/50 of the fp32 kernels' rate (0.2 GFLOP/s on a 3-D weight gradient). The golden's fp16
@@ -16,6 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import tempfile
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,6 +146,10 @@ def _tensors(inputs: list):
             yield t
 
 
+# What torch and the C++ runtime say when an allocation is refused (an address-space limit).
+_OUT_OF_MEMORY = ("can't allocate memory", "Cannot allocate memory", "std::bad_alloc")
+
+
 def _call(fn, task: Task, case: Case, inputs: list, label: str) -> list[torch.Tensor]:
     where = f"{task.path if task.kind == 'kernelbench' else task.path / 'golden.py'} ({label}, {case.label()})"
     args, kwargs = golden_arguments(task, case, inputs)
@@ -149,9 +159,11 @@ def _call(fn, task: Task, case: Case, inputs: list, label: str) -> list[torch.Te
             result = fn(*args, **kwargs)
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        if isinstance(exc, MemoryError) or "can't allocate memory" in first:
+        if isinstance(exc, MemoryError) or any(k in first for k in _OUT_OF_MEMORY):
             raise CaseTooLarge(f"{where}: the golden ran out of memory (estimate ~"
-                               f"{estimate_bytes(case) / 2**30:.1f} GiB; its temporaries need more)") from None
+                               f"{estimate_bytes(case) / 2**30:.1f} GiB, oracle budget "
+                               f"{oracle_budget_bytes() / 2**30:.1f} GiB: its temporaries need more); "
+                               "not judged") from None
         raise BadInput(f"{where}: golden raised {type(exc).__name__}: {first}") from None
     return _as_list(result, where, len(task.outputs))
 
@@ -184,13 +196,118 @@ def memory_ceiling(extra: int | None = None):
 
 
 def reference(task: Task, case: Case, inputs: list[torch.Tensor]) -> Reference:
-    """The oracle and bench outputs for one case."""
+    """The oracle and bench outputs for one case, computed within the oracle budget (see the module
+    text): CaseTooLarge when the estimate or the golden's real peak exceeds it."""
     need = estimate_bytes(case)
     budget = oracle_budget_bytes()
     if need > budget:
         raise CaseTooLarge(f"{task.name} {case.label()}: the oracle needs ~{need / 2**30:.1f} GiB, "
                            f"over the budget of {budget / 2**30:.1f} GiB (CANNPILOT_ORACLE_BUDGET_GB); "
                            "judge correctness on the quick tier")
+    if not GOLDEN_IN_CHILD:
+        return _reference_here(task, case, inputs)
+    return _in_child(lambda: _reference_here(task, case, inputs), budget, f"{task.name} {case.label()}")
+
+
+# Run goldens in a forked child bounded by the budget (off where there is no fork).
+GOLDEN_IN_CHILD = hasattr(os, "fork")
+
+# One golden child at a time per process: the session's memory holds at most one budget of temporaries.
+_CHILD_LOCK = threading.Lock()
+
+
+def _vm_size() -> int:
+    import re
+
+    with open("/proc/self/status", encoding="ascii") as f:
+        return int(re.search(r"VmSize:\s+(\d+)", f.read()).group(1)) * 1024
+
+
+def _child_setup(budget: int) -> None:
+    """In the forked child: die with the parent, one thread, address space at most `budget` more."""
+    import ctypes
+    import resource
+
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)          # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    # GNU OpenMP's thread pool does not survive fork: a child that starts a parallel region after
+    # the parent has used one hangs; a single thread never touches the pool.
+    torch.set_num_threads(1)
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = _vm_size() + budget
+        for cap in (soft, hard):
+            if cap != resource.RLIM_INFINITY:
+                limit = min(limit, cap)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (OSError, AttributeError, ValueError):
+        pass                        # no /proc or no rlimits: the estimate alone guards
+
+
+def _in_child(compute, budget: int, what: str) -> Reference:
+    """`compute()` in a forked child under the budget; its Reference comes back through a file in
+    shared memory, mapped (not copied) into this process."""
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    fd, path = tempfile.mkstemp(prefix="cannpilot-golden-", suffix=".pt", dir=shm)
+    os.close(fd)
+    try:
+        with _CHILD_LOCK:
+            pid = os.fork()
+            if pid == 0:                # the child: never returns into the caller's code
+                code = 1
+                try:
+                    _child_setup(budget)
+                    try:
+                        ref = compute()
+                        payload = ("ok", ref.oracle, ref.bench, [(o.name, list(o.shape), o.dtype) for o in ref.outputs])
+                    except CaseTooLarge as exc:
+                        payload = ("too_large", str(exc))
+                    except BadInput as exc:
+                        payload = ("bad_input", str(exc))
+                    except MemoryError:
+                        payload = ("too_large", f"{what}: the golden ran out of memory (oracle budget "
+                                   f"{budget / 2**30:.1f} GiB); not judged")
+                    except Exception as exc:            # noqa: BLE001 - one line for the caller
+                        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                        payload = ("bad_input", f"{what}: the golden's reference failed: {type(exc).__name__}: {text}")
+                    torch.save(payload, path)
+                    code = 0
+                finally:
+                    os._exit(code)
+            try:
+                _, status = os.waitpid(pid, 0)
+            except BaseException:       # interrupted: the child must not outlive the caller
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                raise
+        return _child_result(path, status, budget, what)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _child_result(path: str, status: int, budget: int, what: str) -> Reference:
+    gib = f"{budget / 2**30:.1f} GiB"
+    if os.WIFSIGNALED(status):
+        sig = signal.Signals(os.WTERMSIG(status)).name
+        raise CaseTooLarge(f"{what}: the golden's process was killed by {sig} (oracle budget {gib}, "
+                           "CANNPILOT_ORACLE_BUDGET_GB); not judged")
+    if os.waitstatus_to_exitcode(status) != 0 or os.path.getsize(path) == 0:
+        raise CaseTooLarge(f"{what}: the golden's process failed before returning its outputs (oracle "
+                           f"budget {gib}: likely out of memory); not judged")
+    payload = torch.load(path, mmap=True, weights_only=True)
+    if payload[0] == "too_large":
+        raise CaseTooLarge(payload[1])
+    if payload[0] == "bad_input":
+        raise BadInput(payload[1])
+    _, oracle, bench, outputs = payload
+    return Reference(oracle=list(oracle), bench=list(bench),
+                     outputs=[OutputSpec(n, tuple(s), d) for n, s, d in outputs])
+
+
+def _reference_here(task: Task, case: Case, inputs: list[torch.Tensor]) -> Reference:
     bench_fn = task.bench_fn or task.golden
     bench = _call(bench_fn, task, case, inputs, "same-precision run")
     oracle_fn = task.oracle_fn or task.golden
