@@ -24,6 +24,12 @@ from knowledge.tokens import count_tokens, tokenizer_name
 
 _LEVEL_ORDER = {lv: i for i, lv in enumerate(LEVELS)}
 
+# Exemplars by operator family (knowledge.router.FAMILY_OPS) where one fits better than the
+# pattern's: a sort/select or scatter kernel needs the cross-core protocol of the scalar reduction.
+FAMILY_EXEMPLARS = {"sort/select": "L5.reduction-to-scalar-mse_loss", "scatter": "L5.reduction-to-scalar-mse_loss"}
+
+_CUBE_PATTERNS = {"matmul", "conv", "attention"}
+
 _PHASE_HEADERS = {
     "init": "AscendC knowledge for writing a new kernel",
     "mutation": "AscendC rules to keep while changing the kernel",
@@ -54,6 +60,8 @@ class KnowledgeSlice:
     tokenizer: str = ""
     dropped: list[str] = field(default_factory=list)
     notes: list[dict] = field(default_factory=list)     # e.g. the router's KB.ROUTE_FALLBACK
+    family: str = ""                                    # the operator family (router.op_family)
+    exemplar_note: str = ""                             # what to take from the exemplar, for a family
 
     @property
     def total_tokens(self) -> int:
@@ -66,9 +74,12 @@ class KnowledgeSlice:
     def render(self) -> str:
         if not self.cards:
             return ""
-        head = f"## {_PHASE_HEADERS[self.phase]} ({', '.join(self.patterns)}; chip {self.chip})"
+        fam = f"{self.family} operator; patterns " if self.family else ""
+        head = f"## {_PHASE_HEADERS[self.phase]} ({fam}{', '.join(self.patterns)}; chip {self.chip})"
         for n in self.notes:                    # a guessed pattern is said, not hidden
             head += f"\nNote: {n['message']}."
+        if self.exemplar_note and any(c.level == "L5" for c in self.cards):
+            head += f"\nNote: {self.exemplar_note}."
         parts: list[str] = []
         for i, c in enumerate(self.cards):
             one_line = c.mode in ("summary", "strategy")
@@ -137,10 +148,24 @@ def assemble(task_or_patterns, phase: str, chip: str = "910B2", diagnostics=(),
     pat_text = "/".join(patterns)
     ex = exemplar_for(primary, chip)
     ex_reason = f"verified {primary} exemplar"
+    family, ex_note = routed.family, ""
+    if family and FAMILY_EXEMPLARS.get(family) in idx and idx[FAMILY_EXEMPLARS[family]].fits_chip(chip):
+        ex = idx[FAMILY_EXEMPLARS[family]]
+        ex_reason = f"verified exemplar for a {family} operator"
+        ex_note = (f"the exemplar {ex.id} is here for its cross-core protocol (per-core results in GM workspace "
+                   f"slots, SyncAll, one core combines), which a {family} kernel's merge needs; the "
+                   f"{family} strategy itself is in the operator's cards")
+    elif family and ex is not None:
+        if set(ex.patterns) & _CUBE_PATTERNS:       # a data-movement family is a vector kernel
+            vector = [p for p in patterns if p not in _CUBE_PATTERNS] + ["reduction"]
+            ex = exemplar_for(vector[0], chip) or ex
+            ex_reason = f"verified {vector[0]} exemplar for a {family} operator"
+        ex_note = (f"no verified {family} exemplar exists: take the kernel skeleton (OpDef, tiling, queues, "
+                   f"core split) from {ex.id}, and the {family} strategy from the operator's cards")
     if ex is not None and not ex.fits_chip(chip):
         ex_reason += f" (written for {', '.join(ex.chips)}: adapt it to {chip})"
     if phase == "init":
-        apis = _pattern_apis(patterns[:2], chip)
+        apis = _pattern_apis(patterns[:2], chip) | set(ex.apis if ex is not None else ())
         pick(0, ex, "full", ex_reason)
         for c in cards:
             if c.level in ("L0", "L1") and "init" in c.phases and c.fits_pattern(patterns):
@@ -180,7 +205,7 @@ def assemble(task_or_patterns, phase: str, chip: str = "910B2", diagnostics=(),
                 pick(0 if primary in c.patterns else 1, c, "strategy", f"strategy for {pat_text}")
 
     sl = KnowledgeSlice(phase=phase, patterns=patterns, chip=chip, tokenizer=tokenizer_name(model),
-                        notes=routed.notes)
+                        notes=routed.notes, family=family, exemplar_note=ex_note)
     ordered = sorted(picks, key=lambda p: p[0])
     chosen = _fit_budget(ordered, budget_tokens, model, sl.dropped)
     # Present by level (mental model first, exemplar last), keeping priority order within a level.

@@ -59,6 +59,33 @@ _CONV_OPS = {"convolution", "convolution_backward", "conv2d", "conv1d", "conv3d"
              "mkldnn_convolution", "_slow_conv2d_forward", "_conv_depthwise2d", "slow_conv3d_forward"}
 
 
+# The operator family: what kind of data movement the golden does, finer than the compute pattern
+# (a unique routes as elementwise, a roi_align as reduction). It names the knowledge header and
+# picks the exemplar; the patterns (and the lowering's template) do not change. First match wins.
+FAMILY_OPS: dict[str, set[str]] = {
+    "sort/select": {"sort", "argsort", "msort", "topk", "kthvalue", "_unique2", "_unique", "unique_dim",
+                    "unique_consecutive", "unique"},
+    "scatter": {"scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_",
+                "index_put", "index_put_", "index_add", "index_add_", "index_copy", "bincount", "histc"},
+    "scan": {"cumsum", "cumprod", "cummin", "cummax", "logcumsumexp"},
+    "window": {"im2col", "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool2d", "avg_pool3d"},
+    "gather/index": {"gather", "index", "index_select", "take", "embedding", "grid_sampler_2d", "grid_sampler_3d",
+                     "upsample_bilinear2d", "upsample_nearest2d", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d",
+                     "roi_align"},
+}
+# Proto categories of public suites that name a family outright.
+CATEGORY_FAMILIES = {"sortselect": "sort/select", "indexgather": "gather/index", "scatterupdate": "scatter"}
+
+
+def op_family(ops: Iterable[str], category: str | None = None) -> str:
+    """The operator family of a golden's ops (and its proto category), or "" when none fits."""
+    found = set(ops)
+    for family, names in FAMILY_OPS.items():
+        if found & names:
+            return family
+    return CATEGORY_FAMILIES.get(str(category or "").strip().lower(), "")
+
+
 @dataclass
 class GoldenTrace:
     """What running the golden showed: aten op names in order, and which of them reduced,
@@ -224,6 +251,7 @@ class Routing:
 
     patterns: list[str]
     notes: list[dict] = field(default_factory=list)      # warning diagnostics (FALLBACK_ID)
+    family: str = ""                                     # op_family of the golden, "" when none fits
 
 
 def route(task, *, trace: bool = True) -> list[str]:
@@ -257,6 +285,8 @@ def route_task(task, *, trace: bool = True) -> Routing:
     if cat:
         out.append(cat)
     golden = getattr(task, "golden", None)
+    raw_cat = getattr(task, "category", None) or (task.get("category") if isinstance(task, dict) else None)
+    traced: list[str] = []
     if trace and callable(golden):
         try:
             inputs = _sample_inputs(task)
@@ -275,6 +305,7 @@ def route_task(task, *, trace: bool = True) -> Routing:
                 if tr.error:
                     note(f"the golden failed on sample inputs ({tr.error}); patterns from "
                          f"{'the category only' if out else 'no evidence'}")
+                traced = tr.ops
                 for p in classify_trace(tr):
                     if p not in out:
                         out.append(p)
@@ -283,13 +314,15 @@ def route_task(task, *, trace: bool = True) -> Routing:
         except Exception as exc:    # inputs that cannot be made: routing goes on without the graph
             tr = trace_case(task)
             if tr is not None and not tr.error:
+                traced = tr.ops
                 out += [p for p in classify_trace(tr) if p not in out]
             else:
                 note(f"could not trace the golden ({type(exc).__name__}: {exc})")
     if not out:
         note("neither a known category nor a traced golden graph: elementwise is a guess")
         out = ["elementwise"]
-    return Routing(out, notes)
+    name = getattr(golden, "__name__", "") if callable(golden) else ""
+    return Routing(out, notes, op_family(traced + ([name] if name else []), raw_cat))
 
 
 def routing(task_or_patterns) -> Routing:

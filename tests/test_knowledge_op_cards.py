@@ -134,3 +134,36 @@ def test_concat_stops_at_255_repeats(facts_bin, tmp_path):
     _, found = _facts(facts_bin, "concat_limit", tmp_path)
     assert [d["id"] for d in found] == ["L2.REPEAT_LIMIT"]
     assert "4080 per call" in get_card("L4.sort-topk").body
+
+
+# -- the operator family: the knowledge header and the exemplar -------------------------------------
+
+@pytest.mark.parametrize("rel,family,exemplar", [
+    ("level3/unique", "sort/select", "L5.reduction-to-scalar-mse_loss"),
+    ("level3/roi_align", "gather/index", "L5.reduction-reduce_sum"),
+    ("level2/scatter", "scatter", "L5.reduction-to-scalar-mse_loss"),
+    ("level3/dilation_2d", "window", "L5.reduction-reduce_sum"),     # not the cube's matmul exemplar
+])
+def test_the_family_names_the_header_and_picks_the_exemplar(rel, family, exemplar):
+    from knowledge import assemble, route
+
+    task = _public(rel)
+    patterns = route(task)
+    for phase in ("init", "repair"):
+        sl = assemble(task, phase, "910B2")
+        head = sl.render().splitlines()
+        assert head[0].endswith(f"({family} operator; patterns {', '.join(patterns)}; chip 910B2)")
+        assert [c.id for c in sl.cards if c.level == "L5"] == [exemplar]
+        assert head[1].startswith("Note: ") and exemplar in head[1] and f"{family} strategy" in head[1]
+    assert route(task) == patterns          # the patterns (the lowering's template) do not change
+
+
+def test_operators_without_a_family_keep_the_pattern_header_and_exemplar():
+    from knowledge import assemble
+    from knowledge.router import op_family
+
+    sl = assemble("elementwise", "init", "910B2")
+    assert sl.render().startswith("## AscendC knowledge for writing a new kernel (elementwise; chip 910B2)\n\n")
+    assert [c.id for c in sl.cards if c.level == "L5"] == ["L5.elementwise-sigmoid"]
+    assert op_family(["exp", "add"]) == "" and op_family(["sort", "index"]) == "sort/select"
+    assert op_family([], "SortSelect") == "sort/select" and op_family(["cummin"], "Reduction") == "scan"
