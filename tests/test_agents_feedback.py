@@ -518,3 +518,17 @@ def test_output_dtypes_of_a_case_whose_golden_does_not_fit_come_from_its_twin(mo
     monkeypatch.setattr(estimate, "output_shapes", shapes)
     big = task.case("4")
     assert not big.is_quick and estimate.output_dtypes(task, big) == ("float16",)
+
+
+def test_run_timeout_says_what_ran_out_and_that_it_is_the_emulators_time():
+    from copilot.backends.sim.runner import RUN_HINTS, _run_failures, wall_timeout
+    from knowledge.cards import get_card
+
+    wall = wall_timeout(216.5)
+    assert wall.id == "RUN.TIMEOUT" and "216.5 s of wall clock" in wall.message
+    assert "per input and output element" in wall.message
+    cpu = _run_failures({"blocks": [(3, "signal", 24), (7, "signal", 24)]}, set(), 30, True)
+    assert [d.id for d in cpu] == ["RUN.TIMEOUT"] and "30 s of CPU time" in cpu[0].message
+    assert "2 blocks (3, 7)" in cpu[0].message
+    for text in (RUN_HINTS["RUN.TIMEOUT"], get_card("RUN.TIMEOUT").body):
+        assert "not the chip" in text and "GetValue" in text

@@ -44,8 +44,11 @@ SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9:
            24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS"}
 RUN_HINTS = {
     "RUN.CRASH": "the kernel crashed: check pointer arithmetic, GM offsets per block and tensor sizes",
-    "RUN.TIMEOUT": "the kernel did not finish: look for loops whose bound never changes or a DeQue "
-                   "that waits forever",
+    "RUN.TIMEOUT": "the limit is the emulator's time on this host, not the chip's: either the kernel hangs (a "
+                   "loop whose bound never changes, a DeQue or WaitFlag that waits forever) or it is too slow "
+                   "to emulate (the emulator executes every vector lane and every scalar GetValue/SetValue: "
+                   "per-element scalar loops over millions of elements, or millions of tiny vector calls); "
+                   "use fewer, larger vector instructions and keep scalar work per tile, not per element",
     "RUN.MEMORY": "the kernel asked for more memory than the sandbox allows",
     "RUN.TILING": "the host TilingFunc failed: it must return ge::GRAPH_SUCCESS and set the block dim",
     "RUN.INTEGRITY": "the run's results could not be trusted: a block must return from the kernel entry, "
@@ -409,6 +412,16 @@ def collect_diagnostics(lines: list[str]) -> list[Diagnostic]:
     return out
 
 
+def wall_timeout(wall_seconds: float) -> Diagnostic:
+    """The RUN.TIMEOUT of a run killed at its wall-clock limit (the emulator's, scaled to the case)."""
+    from copilot.backends.sim import SECONDS_PER_ELEMENT
+
+    return Diagnostic("RUN.TIMEOUT", "error", f"the run did not finish within its {wall_seconds:g} s of wall clock "
+                      "(the emulator's limit for this case on this host, by default a base plus "
+                      f"{SECONDS_PER_ELEMENT * 1e6:g} us per input and output element) and was killed", 0,
+                      RUN_HINTS["RUN.TIMEOUT"])
+
+
 def _run_failures(result: dict, reported_blocks: set[int], block_cpu: int, tiling_reported: bool) -> list[Diagnostic]:
     diags: list[Diagnostic] = []
     by_kind: dict[tuple[str, str], list[int]] = {}
@@ -435,8 +448,9 @@ def _run_failures(result: dict, reported_blocks: set[int], block_cpu: int, tilin
             continue
         sig = SIGNALS.get(detail, f"signal {detail}")
         if sig == "SIGXCPU":
-            by_kind.setdefault(("RUN.TIMEOUT", f"the kernel used more than {block_cpu} s of CPU time and was "
-                                               "stopped (infinite loop?)"), []).append(b)
+            by_kind.setdefault(("RUN.TIMEOUT", f"a block used more than its {block_cpu} s of CPU time in the "
+                                               "emulator and was stopped (a hang, or too much per-element work "
+                                               "to emulate)"), []).append(b)
         elif sig == "SIGSYS":
             by_kind.setdefault(("RUN.CRASH", "the kernel made a forbidden system call (process or thread "
                                              "creation) and the sandbox stopped it"), []).append(b)
@@ -642,9 +656,7 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         run_diags = _run_failures(result, {b for b in fatal_blocks if isinstance(b, int)}, block_cpu,
                                   tiling_reported)
         if res.timed_out:
-            run_diags.append(Diagnostic("RUN.TIMEOUT", "error", f"the run did not finish within "
-                                        f"{limits.wall_seconds:g} s (wall clock) and was killed", 0,
-                                        RUN_HINTS["RUN.TIMEOUT"]))
+            run_diags.append(wall_timeout(limits.wall_seconds))
         elif result["end"] is None:
             why = f"signal {SIGNALS.get(res.signal, res.signal)}" if res.signal else f"status {res.returncode}"
             run_diags.append(Diagnostic("RUN.CRASH", "error", f"the launcher stopped with {why} before the "
