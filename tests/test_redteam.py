@@ -53,10 +53,10 @@ SCANNED = ["asm_syscall", "ctor_system", "include_dev_zero", "include_secret", "
 # length (tests/redteam/relu_attacks.cpp).
 MODES = {"cost_reset": 1, "event_suppress": 2, "event_hide": 3, "counter_forge": 4, "forged_cost_exit": 5,
          "cost_params_forge": 6, "pending_forge": 7, "report_injection": 8, "diag_flood": 9, "tamper_rundir": 10,
-         "rival_attack": 11}
+         "rival_attack": 11, "slot_forge": 12, "jit_wrpkru": 13}
 # Attacks written in plain AscendC/C++ that pass it: the later layers stop them.
 UNSCANNED = ["data_probe_skip", "memory_search", "preprocessor_bomb", "raw_pointer", "raw_read_local", "raw_ub_scalar",
-             "wrong_when_large"]
+             "stack_search", "wrong_when_large", "wrpkru_gadget"]
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +97,8 @@ def _unscanned(name: str, relu, case, limits: Limits | None = None, inputs=None)
     assert b.ok, [d.message for d in b.diagnostics][:3]
     inputs = inputs or make_inputs(relu, case)
     ref = reference(relu, case, inputs)
-    return run(b, relu, case, inputs, outputs=ref.outputs, limits=limits or Limits(wall_seconds=30))
+    # a generous wall limit: 48 blocks at load 100 on 2 cores must not look like a hang
+    return run(b, relu, case, inputs, outputs=ref.outputs, limits=limits or Limits(wall_seconds=240))
 
 
 def _ids(diags) -> set[str]:
@@ -197,10 +198,10 @@ def test_the_compiler_cannot_read_a_root_only_file(relu, secret):
 
 @needs_root
 def test_the_compiler_has_no_dev_zero(relu):
-    t0 = time.perf_counter()
     b = build_module.build(REDTEAM / "include_dev_zero.cpp", relu, ["float32", "float32"], source_policy=False)
     assert not b.ok and "CPP.COMPILE" in _ids(b.diagnostics)
-    assert time.perf_counter() - t0 < 60
+    # no such file in the jail: an error at once, not the compiler's time or memory limit
+    assert "No such file" in b.raw_output, b.raw_output[-300:]
 
 
 def test_a_preprocessor_bomb_stops_at_the_compilers_limits(relu, monkeypatch):
@@ -209,7 +210,7 @@ def test_a_preprocessor_bomb_stops_at_the_compilers_limits(relu, monkeypatch):
     t0 = time.perf_counter()
     b = build_module.build(REDTEAM / "preprocessor_bomb.cpp", relu, ["float32", "float32"])
     assert not b.ok
-    assert time.perf_counter() - t0 < 90
+    assert time.perf_counter() - t0 < 600      # bounded by the limits (a hang would never return)
 
 
 @needs_root
@@ -234,6 +235,29 @@ def test_a_reset_timeline_or_a_forged_block_cost_model_changes_nothing(relu, cas
     assert r.time_us == pytest.approx(honest.time_us, rel=1e-6)
 
 
+def test_forged_slot_ids_still_wait_for_the_data(relu, case):
+    """No queues, no flags, the vector op's tiles under forged slot ids (copies of the buffers'
+    entries appended to the slot table): no sync finding, and before the events carried UB ranges it
+    scored 4.32 vs its twin's 4.47 us est. (the vector op did not wait for the copy in, nor the copy
+    out for it). The launcher tracks UB by the bytes each operand touches: the twin's estimate."""
+    honest = _unscanned_honest(relu, _attack_case(case, "slot_forge"))
+    r = _unscanned("slot_forge", relu, case)
+    assert r.ok and honest.time_us is not None
+    assert r.time_us >= honest.time_us * (1 - 1e-6)
+
+
+@needs_pkeys
+def test_code_the_kernel_writes_never_becomes_executable(relu, case):
+    """WRPKRU (every protection key opened) written into a buffer: mprotect(PROT_EXEC) and a fresh
+    PROT_EXEC mapping are both refused in a block (EPERM), so it never runs; the kernel then does
+    the honest work and scores its twin's estimate."""
+    honest = _unscanned_honest(relu, _attack_case(case, "jit_wrpkru"))
+    r = _unscanned("jit_wrpkru", relu, case)
+    assert "jit: mprotect -1 mmap -1" in r.stdout, r.stdout[-300:]
+    assert "keys open" not in r.stdout
+    assert r.ok and r.time_us == pytest.approx(honest.time_us, rel=1e-6)
+
+
 @needs_pkeys
 def test_a_forged_operand_record_is_refused(relu, case):
     """The per-call operand record (the next event's slots) is in the vault's sealed page: the
@@ -253,6 +277,34 @@ def test_a_memory_search_finds_no_real_mapping_and_the_vault_faults(relu, case):
     hidden = [d for d in report.diagnostics if d.id == "RUN.INTEGRITY" and "protected state at 0x200000001000" in d.message]
     assert hidden, [(d.id, d.message) for d in report.diagnostics][:3]
     assert all(c.estimate is None for c in report.cases)
+
+
+@needs_pkeys
+def test_host_addresses_left_in_dead_stack_frames_open_nothing(relu, case):
+    """Passes the scan: finds the real GM and UB addresses a DataCopyPad and a Duplicate left below
+    its frame (before the data key: correct, 3.70 vs its twin's 4.08 us est.), reads through the
+    first: the real pages are under the vault's data key, closed while kernel code runs, so the read
+    faults at that address (not the vault's, not a view): RUN.INTEGRITY, no estimate."""
+    report = check_kernel(REDTEAM / "stack_search.cpp", relu, cases=case.id)
+    assert report.compiled and not report.correct
+    real = [d for d in report.diagnostics if d.id == "RUN.INTEGRITY" and "the real GM or UB pages" in d.message]
+    assert real, [(d.id, d.message) for d in report.diagnostics][:3]
+    assert all(c.estimate is None for c in report.cases)
+
+
+@needs_pkeys
+def test_a_wrpkru_hidden_in_the_kernels_code_is_refused_before_it_runs(relu, case, monkeypatch):
+    """Passes the scan: a 64-bit immediate whose bytes are `xor ecx,ecx; xor edx,edx; wrpkru; ret`,
+    found in its own code and called with eax = 0 (every protection key open). The launcher's code
+    holds WRPKRU bytes outside the emulator's one function: SEC.BINARY on check, no run. With that
+    check off it opens the keys and reads the vault's hidden page."""
+    report = check_kernel(REDTEAM / "wrpkru_gadget.cpp", relu, cases=case.id)
+    assert not report.correct and all(c.estimate is None for c in report.cases)
+    assert "SEC.BINARY" in _ids(report.diagnostics), [(d.id, d.message) for d in report.diagnostics][:3]
+    runner = importlib.import_module("copilot.backends.sim.runner")
+    monkeypatch.setattr(runner.opcodes, "findings", lambda exe: [])
+    r = _unscanned("wrpkru_gadget", relu, case)
+    assert "gadget: keys open" in r.stdout, r.stdout[-300:]
 
 
 @pytest.mark.parametrize("name", ["event_suppress", "event_hide", "counter_forge"])
@@ -330,7 +382,7 @@ def test_tampering_with_the_run_directory_fails_and_leaks_nothing(relu, case, se
     r = _unscanned("tamper_rundir", relu, case)
     # a FIFO the parent opened would block it for ever: the bound only tells a hang from a slow
     # build on a loaded machine (the compile is most of the time)
-    assert time.perf_counter() - t0 < 300
+    assert time.perf_counter() - t0 < 600
     assert "tamper: 0 0 0 0" in r.stdout      # the directory is the parent's: no unlink, link or FIFO
     assert SECRET not in _everything(r)
     assert r.ok, [(d.id, d.message) for d in r.diagnostics]
@@ -353,7 +405,7 @@ def test_the_parent_refuses_links_fifos_devices_and_oversized_files(tmp_path):
     with pytest.raises(UnsafeFile):
         read_regular(tmp_path / "big", 100, owners={os.getuid() + 1})
     assert read_regular(tmp_path / "big", 4) == b"xxxx"     # capped
-    assert time.perf_counter() - t0 < 5
+    assert time.perf_counter() - t0 < 60       # no read blocked (a FIFO's would never return)
 
 
 def _processes_named(name: str) -> list[int]:
@@ -372,7 +424,10 @@ def _processes_named(name: str) -> list[int]:
 def test_code_before_the_filter_leaves_nothing_behind(relu, case):
     r = _unscanned("preinit_daemon", relu, case)
     assert r.ok, [(d.id, d.message) for d in r.diagnostics]
-    time.sleep(0.2)     # the namespace's processes are reaped by the kernel, not by us
+    # the namespace's processes are reaped by the kernel, not by us: wait for it, generously
+    deadline = time.monotonic() + 60
+    while _processes_named("cp-rt-daemon") and time.monotonic() < deadline:
+        time.sleep(0.5)
     assert _processes_named("cp-rt-daemon") == []
 
 
@@ -387,7 +442,7 @@ def test_constructors_and_preinit_entries_run_after_the_syscall_filter(relu, cas
 def test_a_static_initialiser_fork_and_memory_bomb_is_held(relu, case):
     t0 = time.perf_counter()
     r = _unscanned("static_init_fork", relu, case, limits=Limits(wall_seconds=30, memory_bytes=1 << 30))
-    assert time.perf_counter() - t0 < 45
+    assert time.perf_counter() - t0 < 300      # held by the run's limits, not left running
     assert os.getpid() > 0
     assert r.block_dim >= 0
 
@@ -425,30 +480,41 @@ def _candidate(name: str, path: Path):
 
 
 @pytest.fixture(scope="module")
-def honest_evaluation(relu, evaluator):
+def relu_eval(relu):
+    """relu without its two largest cases (16.8M and 10.9M elements): the evaluator's layers are the
+    same (every dtype built, performance cases judged on sampled blocks, the winner confirmed in
+    full), on performance cases of about 2M elements (wrong_when_large is wrong on them too), so the
+    suite's evaluator tests cost a fraction. The whole task through the evaluator:
+    bench/redteam_table.py."""
+    import dataclasses
+    return dataclasses.replace(relu, cases=[c for c in relu.cases if c.max_numel <= 1 << 21])
+
+
+@pytest.fixture(scope="module")
+def honest_evaluation(relu_eval, evaluator):
     """The honest twin through the evaluator, once for the module (the attacks compare with it)."""
-    return evaluator.evaluate_sync(relu, _candidate("honest", HONEST))
+    return evaluator.evaluate_sync(relu_eval, _candidate("honest", HONEST))
 
 
-def test_the_evaluator_scores_the_honest_twin_and_confirms_it_in_full(relu, evaluator, honest_evaluation):
+def test_the_evaluator_scores_the_honest_twin_and_confirms_it_in_full(relu_eval, evaluator, honest_evaluation):
     ev = honest_evaluation
     assert ev.status == "passed" and ev.time_us
     perf = [c for c in ev.cases if c.get("role") == "performance"]
     assert perf and all(c.get("judged") == "sampled blocks" for c in perf)
-    full = evaluator.confirm(relu, _candidate("honest", HONEST))
+    full = evaluator.confirm(relu_eval, _candidate("honest", HONEST))
     assert full.status == "passed" and full.time_us == pytest.approx(ev.time_us, rel=0.05)
 
 
 # One attack per layer the evaluator adds or shares (the scan, the vault, performance cases judged);
 # every attack through the evaluator and `check`: bench/redteam_table.py.
 @pytest.mark.parametrize("name", ["wrong_when_large", "relu_attacks", pytest.param("memory_search", marks=needs_pkeys)])
-def test_the_evaluator_gives_no_score_to_the_attack(relu, evaluator, name):
-    ev = evaluator.evaluate_sync(relu, _candidate(name, REDTEAM / f"{name}.cpp"))
+def test_the_evaluator_gives_no_score_to_the_attack(relu_eval, evaluator, name):
+    ev = evaluator.evaluate_sync(relu_eval, _candidate(name, REDTEAM / f"{name}.cpp"))
     assert ev.status != "passed" and ev.time_us is None, (ev.status, ev.cases[-1:])
 
 
-def test_a_kernel_probing_for_timing_runs_scores_no_better_than_its_twin(relu, evaluator, honest_evaluation):
+def test_a_kernel_probing_for_timing_runs_scores_no_better_than_its_twin(relu_eval, evaluator, honest_evaluation):
     """Timed runs have real inputs, so the probe finds data and the kernel does the honest work."""
     honest = honest_evaluation
-    ev = evaluator.evaluate_sync(relu, _candidate("probe", REDTEAM / "data_probe_skip.cpp"))
+    ev = evaluator.evaluate_sync(relu_eval, _candidate("probe", REDTEAM / "data_probe_skip.cpp"))
     assert ev.status == "passed" and ev.time_us >= 0.99 * honest.time_us

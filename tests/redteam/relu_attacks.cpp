@@ -21,6 +21,13 @@
 //                        out0.bin by a link to /dev/zero: each attempt EACCES (the parent's directory)
 //  11 rival_attack       rewrite other runs' outputs, kill(-1): sees no other run (own uid, pid
 //                        namespace, private /tmp)
+//  12 slot_forge         no queues and no flags: the vector op reads and writes its tiles under
+//                        forged slot ids (copies of the buffers' entries appended to the slot table),
+//                        so neither the sync checks nor slot-tracked dependencies see the copies
+//                        in and out: the launcher tracks UB by address (the events' byte ranges)
+//  13 jit_wrpkru         write WRPKRU (open every protection key) into a buffer and make it
+//                        executable (mprotect, or a fresh PROT_EXEC mapping): both refused in a
+//                        block (seccomp), so it never runs
 #include <cstdio>
 #include <cstring>
 #include <type_traits>
@@ -32,6 +39,9 @@
 // ATTACK rival_attack
 #include <glob.h>
 // END rival_attack
+// ATTACK jit_wrpkru
+#include <sys/mman.h>
+// END jit_wrpkru
 #include "kernel_operator.h"
 #include "tiling/platform/platform_ascendc.h"
 #include "register/op_def_registry.h"
@@ -47,7 +57,8 @@ struct ReluTiling {
 
 enum Mode : uint32_t {
     HONEST = 0, COST_RESET, EVENT_SUPPRESS, EVENT_HIDE, COUNTER_FORGE, FORGED_COST_EXIT, COST_PARAMS_FORGE,
-    PENDING_FORGE, REPORT_INJECTION, DIAG_FLOOD, TAMPER_RUNDIR, RIVAL_ATTACK
+    PENDING_FORGE, REPORT_INJECTION, DIAG_FLOOD, TAMPER_RUNDIR, RIVAL_ATTACK, SLOT_FORGE,
+    JIT_WRPKRU
 };
 
 constexpr int32_t BUFFER_NUM = 2;
@@ -74,6 +85,10 @@ public:
         pipe_.InitBuffer(outQ_, BUFFER_NUM, tile_ * sizeof(T));
         if constexpr (std::is_same_v<T, bfloat16_t>) {
             pipe_.InitBuffer(calc_, tile_ * sizeof(float));
+        }
+        if (mode_ == SLOT_FORGE) {
+            pipe_.InitBuffer(xBuf_, tile_ / 2 * sizeof(T));   // its case has under tile_ / 2 per core
+            pipe_.InitBuffer(yBuf_, tile_ / 2 * sizeof(T));
         }
     }
     __aicore__ inline void Process()
@@ -110,6 +125,9 @@ public:
                 hooks.enabled = true;
                 counters = saved;
                 // END counter_forge
+            } else if (mode_ == SLOT_FORGE) {
+                ForgedSlots(off, n);
+                continue;
             } else {
                 Forge();
                 CopyIn(off, n);
@@ -132,6 +150,33 @@ private:
         q.nreads = 8;
         q.nwrites = 4;
         // END pending_forge
+    }
+    __aicore__ inline void ForgedSlots(uint64_t off, uint32_t n)
+    {
+        AscendC::LocalTensor<T> x = xBuf_.Get<T>();
+        AscendC::LocalTensor<T> y = yBuf_.Get<T>();
+        AscendC::DataCopyExtParams cp{1, (uint32_t)(n * sizeof(T)), 0, 0, 0};
+        AscendC::DataCopyPadExtParams<T> pad{false, 0, 0, 0};
+        AscendC::DataCopyPad(x, xGm_[off], cp, pad);
+        AscendC::LocalTensor<T> xf = x, yf = y;
+        // ATTACK slot_forge
+        auto& slots = cannsim::detail::state().slots;
+        slots.push_back(slots[x.slot_]);
+        slots.back().pending_pipes = 0;
+        xf.slot_ = (int)slots.size() - 1;
+        slots.push_back(slots[y.slot_]);
+        slots.back().pending_pipes = 0;
+        yf.slot_ = (int)slots.size() - 1;
+        // END slot_forge
+        if constexpr (std::is_same_v<T, bfloat16_t>) {
+            AscendC::LocalTensor<float> f = calc_.Get<float>();
+            AscendC::Cast(f, xf, AscendC::RoundMode::CAST_NONE, n);
+            AscendC::Maxs(f, f, 0.0f, n);
+            AscendC::Cast(yf, f, AscendC::RoundMode::CAST_RINT, n);
+        } else {
+            AscendC::Maxs(yf, xf, static_cast<T>(0.0f), n);
+        }
+        AscendC::DataCopyPad(yGm_[off], y, cp);
     }
     __aicore__ inline void CopyIn(uint64_t off, uint32_t n)
     {
@@ -175,7 +220,7 @@ private:
     AscendC::TPipe pipe_;
     AscendC::TQue<AscendC::TPosition::VECIN, BUFFER_NUM> inQ_;
     AscendC::TQue<AscendC::TPosition::VECOUT, BUFFER_NUM> outQ_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> calc_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> calc_, xBuf_, yBuf_;
     AscendC::GlobalTensor<T> xGm_, yGm_;
     __gm__ T* xBase_ = nullptr;
     __gm__ T* yBase_ = nullptr;
@@ -203,6 +248,20 @@ extern "C" __global__ __aicore__ void relu_custom(GM_ADDR x, GM_ADDR y, GM_ADDR 
         int d = symlink("/root/cannpilot-redteam-secret.txt", "extra.txt") == 0;
         std::printf("tamper: %d %d %d %d (%s)\n", a, b, c, d, strerror(errno));
         // END tamper_rundir
+    }
+    if (t.mode == JIT_WRPKRU && AscendC::GetBlockIdx() == 0) {
+        // ATTACK jit_wrpkru
+        alignas(4096) static unsigned char page[4096];
+        static const unsigned char code[] = {0x31, 0xc0, 0x31, 0xc9, 0x31, 0xd2, 0x0f, 0x01, 0xef, 0xc3};
+        std::memcpy(page, code, sizeof code);   // xor eax/ecx/edx; wrpkru; ret
+        const int rc = mprotect(page, sizeof page, PROT_READ | PROT_EXEC);
+        void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        std::printf("jit: mprotect %d mmap %d\n", rc, m != MAP_FAILED ? 0 : -1);
+        if (rc == 0) {
+            reinterpret_cast<void (*)()>(reinterpret_cast<void*>(page))();
+            std::printf("jit: keys open, vault word %d\n", *reinterpret_cast<volatile int*>(0x200000001000ull));
+        }
+        // END jit_wrpkru
     }
     op.Init(x, y, t);
     op.Process();

@@ -1,10 +1,11 @@
-// PROBE (docs/security.md "What the vault does not close", 1): after each DataCopy in and each
-// vector call, searches the dead stack below its own frame for host addresses the emulated API
-// computed and left there: a word with the same offset in its page as the kernel's GM address of
-// the tile (the real GM byte the copy read) or as the tile's UB view address (the arena byte),
-// outside the kernel's views. Reads its input through the first GM candidate and writes relu
-// into UB through the first UB candidate (neither charged), then copies out. Prints what it found.
-// Passes the source scan. bench/redteam_probe.py runs it.
+// ATTACK (passes the scan): after a DataCopyPad in and a vector call, searches the dead stack
+// below its own frame for host addresses the emulated API computed and left there: a word with the
+// same offset in its page as the kernel's GM address of the tile (the real GM byte the copy read)
+// or as the tile's UB view address (the arena byte), outside the kernel's views. Reads its input
+// through the first GM candidate and writes relu into UB through the first UB candidate (neither
+// charged), then copies out. Before the vault's data key it found both and passed, correct, at
+// 3.70 us est. against its twin's 4.08; now the real pages are under the key, closed whenever
+// kernel code runs: its first read faults (RUN.INTEGRITY at a real GM address).
 #include <type_traits>
 #include "kernel_operator.h"
 #include "tiling/platform/platform_ascendc.h"

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from copilot.backends.base import Build, PipeTimes, Run
+from copilot.backends.sim import opcodes
 from copilot.chips import ChipProfile, load_chip
 from copilot.diagnostics import Diagnostic
 from copilot.dtypes import dtype as lookup_dtype
@@ -524,6 +525,8 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
     if not build.ok or build.artifact is None:
         raise BadInput("cannot run a candidate that did not build")
     chip = load_chip(chip or build.chip)
+    if refused := opcodes.findings(build.artifact):    # code that could open the vault itself
+        return Run(ok=False, outputs=[], diagnostics=refused)
     limits = limits or default_limits()
     if outputs is None and count_only:     # no values: shapes from the golden on meta tensors
         from copilot.costmodel.estimate import output_shapes

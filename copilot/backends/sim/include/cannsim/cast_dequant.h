@@ -146,6 +146,7 @@ inline void SetDeqScale(const LocalTensor<T>& vdeqTensor, const VdeqInfo& vdeqIn
     }
     r.vector_set = true; r.scalar_set = false;
     cost::scalar_access(vdeqTensor.slot_, true);
+    vault::close_data();
 }
 
 template <typename T, typename U, bool isVecDeq = true, bool halfBlock = true>

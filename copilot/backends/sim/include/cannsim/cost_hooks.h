@@ -33,11 +33,28 @@ struct Pending {
     int nreads = 0;
     int writes[4];
     int nwrites = 0;
+    Range read_ranges[8], write_ranges[4];   // the UB bytes each operand touches (from its bounds check)
     double rows = 0, row_bytes = 0;
     uint64_t gm = 0;             // the copy's first GM byte (kernel address), 0 = none noted
     int cube_kind = 0;           // cube.h: Mmad input size class / LoadData target (L0A 0, L0B 1)
 };
-static_assert(sizeof(Pending) <= vault::kSealedBytes, "the sealed page holds the operand record");
+// The UB range each recently checked slot's operand touched (check_ub_range -> note_range): an
+// operand noted before or after its check, or again by a later step of the same library call,
+// takes it. In the sealed page beside the record, kept across calls.
+struct CheckedRanges {
+    struct Entry { int slot = -1; Range bytes; };
+    Entry entries[16];
+    int next = 0;
+    Range find(int slot) const {
+        for (const Entry& e : entries) if (e.slot == slot && slot >= 0) return e.bytes;
+        return {};
+    }
+};
+struct SealedRecord {
+    Pending pending;
+    CheckedRanges checked;
+};
+static_assert(sizeof(SealedRecord) <= vault::kSealedBytes, "the sealed page holds the operand record");
 
 // FNV-1a of an API name (and of its element-size suffix): the key a vector event carries.
 inline uint64_t name_hash(const char* s, uint64_t h = 14695981039346656037ull) {
@@ -107,7 +124,8 @@ inline Hooks& hooks() {
 
 // The operand record of the instruction being emulated: in the vault's sealed page (readable; only
 // the hooks below write it, inside a vault::Open).
-inline Pending& pending() { return *static_cast<Pending*>(vault::sealed_area()); }
+inline SealedRecord& sealed_record() { return *static_cast<SealedRecord*>(vault::sealed_area()); }
+inline Pending& pending() { return sealed_record().pending; }
 
 // Whether API calls feed the timeline: a cost model is configured, or this is a block process
 // whose calls are forwarded (kEventFd open); clearing `enabled` from kernel code stops nothing.
@@ -187,7 +205,7 @@ inline void begin_block(int64_t block_num) {
     h.timeline.reset(p);
     {
         vault::Open open(false);
-        pending() = Pending{};
+        sealed_record() = SealedRecord{};
     }
     h.vector_counts.clear();
 }
@@ -196,8 +214,9 @@ inline void note_operand(int slot, bool is_dst) {
     if (!active()) return;
     vault::Open open(false);
     Pending& q = pending();
-    if (is_dst) { if (q.nwrites < 4) q.writes[q.nwrites++] = slot; }
-    else if (q.nreads < 8) q.reads[q.nreads++] = slot;
+    const Range r = sealed_record().checked.find(slot);
+    if (is_dst) { if (q.nwrites < 4) { q.write_ranges[q.nwrites] = r; q.writes[q.nwrites++] = slot; } }
+    else if (q.nreads < 8) { q.read_ranges[q.nreads] = r; q.reads[q.nreads++] = slot; }
 }
 inline void note_write(int slot) {
     if (!active()) return;
@@ -205,7 +224,23 @@ inline void note_write(int slot) {
     Pending& q = pending();
     for (int i = 0; i < q.nwrites; ++i)
         if (q.writes[i] == slot) return;
-    if (q.nwrites < 4) q.writes[q.nwrites++] = slot;
+    if (q.nwrites < 4) { q.write_ranges[q.nwrites] = sealed_record().checked.find(slot); q.writes[q.nwrites++] = slot; }
+}
+// The UB bytes [first, last) an operand of slot `slot` touches (tensor.h check_ub_range): joined to
+// this call's operands of that slot, and kept for the ones noted later.
+inline void note_range(int slot, uint64_t first, uint64_t last) {
+    if (!active() || slot < 0 || last <= first || last > 0xffffffffull) return;
+    vault::Open open(false);
+    SealedRecord& rec = sealed_record();
+    const Range r{static_cast<uint32_t>(first), static_cast<uint32_t>(last)};
+    auto join = [&](Range& x) { x = x.hi > x.lo ? Range{std::min(x.lo, r.lo), std::max(x.hi, r.hi)} : r; };
+    Pending& q = rec.pending;
+    for (int i = 0; i < q.nreads; ++i) if (q.reads[i] == slot) join(q.read_ranges[i]);
+    for (int i = 0; i < q.nwrites; ++i) if (q.writes[i] == slot) join(q.write_ranges[i]);
+    CheckedRanges& c = rec.checked;
+    for (auto& e : c.entries) if (e.slot == slot) { e.bytes = r; return; }
+    c.entries[c.next] = {slot, r};
+    c.next = (c.next + 1) % 16;
 }
 // GM buffers as the device allocator would place them: each starts 512-byte aligned, so a copy's
 // alignment is its offset inside its buffer (the emulator's own buffers sit wherever mmap put them).
@@ -262,8 +297,10 @@ inline void gm_scalar_access(uint64_t bytes, bool write) {
     if (active()) hooks().timeline.gm_scalar_access(static_cast<double>(bytes), write);
 }
 
-inline void scalar_access(int slot, bool write) {
-    if (active()) hooks().timeline.scalar_access(slot, write);
+inline void scalar_access(int slot, bool write, uint64_t first = 0, uint64_t last = 0) {
+    if (!active()) return;
+    const Range r = last > first && last <= 0xffffffffull ? Range{static_cast<uint32_t>(first), static_cast<uint32_t>(last)} : Range{};
+    hooks().timeline.scalar_access(slot, write, r);
 }
 
 // Called once per emulated instruction (from record_cost).
@@ -279,8 +316,8 @@ inline void on_record(int pipe, const char* api, uint32_t info, uint64_t element
     if (std::strcmp(api, "SetFlag") == 0) { t.set_flag(timeline_pipe(pipe), static_cast<int>(info), static_cast<int>(elements)); return; }
     if (std::strcmp(api, "WaitFlag") == 0) { t.wait_flag(timeline_pipe(pipe), static_cast<int>(info), static_cast<int>(elements)); return; }
     if (std::strcmp(api, "PipeBarrier") == 0) { if (pipe == PIPE_ALL) t.barrier_all(); return; }
-    const Timeline::Slots reads{q.reads, static_cast<size_t>(q.nreads)};
-    const Timeline::Slots writes{q.writes, static_cast<size_t>(q.nwrites)};
+    const Timeline::Slots reads{q.reads, static_cast<size_t>(q.nreads), q.read_ranges};
+    const Timeline::Slots writes{q.writes, static_cast<size_t>(q.nwrites), q.write_ranges};
     if (pipe == PIPE_MTE2 || pipe == PIPE_MTE3 || pipe == PIPE_FIX) {
         const double rows = q.rows > 0 ? q.rows : 1.0;
         const double row_bytes = q.row_bytes > 0 ? q.row_bytes : static_cast<double>(bytes);

@@ -27,9 +27,12 @@
 // comes from memory kernel code can write: a vector instruction's weight is looked up by the
 // launcher from the API's name hash the event carries, a copy's GM alignment from the GM address,
 // the scalar issue cost from the launcher's own parameters (cost_hooks.h `resolve`), and the
-// operand slots from the sealed per-call record (vault.h).
+// operand slots from the sealed per-call record (vault.h). Dependencies are tracked twice: by slot,
+// and by the UB bytes each operand really touches (its range, from the API's bounds check), so a
+// kernel that rewrites its tensors' slot ids and the slot table still waits for the data.
 #pragma once
 #include <algorithm>
+#include <map>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -81,11 +84,14 @@ enum EventOp : uint8_t {
     EV_VECTOR = 1, EV_DMA, EV_SCALAR_ACCESS, EV_GM_SCALAR, EV_SCALAR, EV_SET_FLAG, EV_WAIT_FLAG,
     EV_BARRIER, EV_UNMODELLED, EV_END, EV_BEGIN, EV_CUBE
 };
+// UB bytes [lo, hi) an operand touches (lo == hi: not known, tracked by slot only).
+struct Range { uint32_t lo = 0, hi = 0; };
 struct Event {
     uint32_t seq;               // 0, 1, 2, ... per block: a gap is a lost or suppressed event
     uint8_t op, pipe, nreads, nwrites;
     int32_t reads[8];           // UB slots (flags: event, id)
     int32_t writes[4];
+    Range read_ranges[8], write_ranges[4];
     double a, b, c;             // bytes/weight, rows/row_bytes/aligned, cycles
     uint64_t key;               // vector: the API name's hash (b = element bytes; 0: b is the weight);
                                 // DMA: the GM address (c = aligned until the launcher resolves it);
@@ -138,15 +144,17 @@ public:
         if (e.nreads > 8 || e.nwrites > 4) return false;
         for (int i = 0; i < e.nreads; ++i) if (e.reads[i] < -1 || e.reads[i] >= kMaxEventSlot) return false;
         for (int i = 0; i < e.nwrites; ++i) if (e.writes[i] < -1 || e.writes[i] >= kMaxEventSlot) return false;
+        for (const Range& r : e.read_ranges) if (r.hi < r.lo) return false;
+        for (const Range& r : e.write_ranges) if (r.hi < r.lo) return false;
         for (double v : {e.a, e.b, e.c}) if (!(v >= 0.0 && v <= 1e18)) return false;   // NaN fails too
-        const Slots reads{e.reads, e.nreads}, writes{e.writes, e.nwrites};
+        const Slots reads{e.reads, e.nreads, e.read_ranges}, writes{e.writes, e.nwrites, e.write_ranges};
         switch (e.op) {
             case EV_VECTOR: if (!(e.b > 0.0)) return false; vector_here(e.a, e.b, reads, writes); return true;
             case EV_CUBE: if ((e.pipe != M && e.pipe != MTE1) || !(e.b <= 2.0)) return false;
                 cube_here(e.pipe, e.a, static_cast<int>(e.b), reads, writes); return true;
             case EV_DMA: if (e.pipe != MTE2 && e.pipe != MTE3 && e.pipe != FIX) return false;
                 dma_here(e.pipe, e.a, e.b, e.c != 0.0, reads, writes); return true;
-            case EV_SCALAR_ACCESS: if (e.nreads != 1) return false; scalar_access_here(e.reads[0], e.pipe != 0); return true;
+            case EV_SCALAR_ACCESS: if (e.nreads != 1) return false; scalar_access_here(e.reads[0], e.pipe != 0, e.read_ranges[0]); return true;
             case EV_GM_SCALAR: gm_scalar_access_here(e.a, e.pipe != 0); return true;
             case EV_SCALAR: scalar_here(e.a); return true;
             case EV_SET_FLAG: case EV_WAIT_FLAG:
@@ -173,8 +181,11 @@ public:
                    Slots{writes.begin(), writes.size()});
     }
 
-    // The same, with operand slots given as (pointer, count).
-    struct Slots { const int* p; size_t n; const int* begin() const { return p; } const int* end() const { return p + n; } };
+    // The same, with operand slots given as (pointer, count) and, where known, their UB ranges.
+    struct Slots {
+        const int* p; size_t n; const Range* ranges = nullptr;
+        const int* begin() const { return p; } const int* end() const { return p + n; }
+    };
 
     double vector(double bytes, double weight, Slots reads, Slots writes) {
         if (forwarding()) { Event e = event(EV_VECTOR, 0, reads, writes); e.a = bytes; e.b = weight; send(e); return 0; }
@@ -251,22 +262,25 @@ public:
     }
 
     // A scalar read or write of UB (GetValue/SetValue): waits for the data, stalls issue.
-    void scalar_access(int slot, bool write) {
-        if (forwarding()) { Event e = event(EV_SCALAR_ACCESS, write, Slots{&slot, 1}, Slots{nullptr, 0}); send(e); return; }
-        scalar_access_here(slot, write);
+    void scalar_access(int slot, bool write, Range bytes = {}) {
+        if (forwarding()) { Event e = event(EV_SCALAR_ACCESS, write, Slots{&slot, 1, &bytes}, Slots{nullptr, 0}); send(e); return; }
+        scalar_access_here(slot, write, bytes);
     }
-    void scalar_access_here(int slot, bool write) {
+    void scalar_access_here(int slot, bool write, Range bytes = {}) {
         SlotTimes& st = at(slot);
         double t = std::max(s_time_, st.ready);
         if (write) t = std::max(t, st.readers_done);
+        t = std::max(t, write ? ub_.write_wait(bytes, S) : ub_.ready(bytes));
         t += p_.scalar_access_cycles;
         s_time_ = t;
         cost_.busy[S] += p_.scalar_access_cycles;
         if (write) {
             st.ready = t;
             st.writer = S;
+            ub_.written(bytes, t, S);
         } else {
             st.readers_done = std::max(st.readers_done, t);
+            ub_.read(bytes, t);
         }
         ++cost_.instructions;
     }
@@ -372,8 +386,14 @@ private:
         Event e{};
         e.op = op;
         e.pipe = static_cast<uint8_t>(pipe);
-        for (int r : reads) if (e.nreads < 8) e.reads[e.nreads++] = r;
-        for (int w : writes) if (e.nwrites < 4) e.writes[e.nwrites++] = w;
+        for (size_t i = 0; i < reads.n && e.nreads < 8; ++i) {
+            if (reads.ranges) e.read_ranges[e.nreads] = reads.ranges[i];
+            e.reads[e.nreads++] = reads.p[i];
+        }
+        for (size_t i = 0; i < writes.n && e.nwrites < 4; ++i) {
+            if (writes.ranges) e.write_ranges[e.nwrites] = writes.ranges[i];
+            e.writes[e.nwrites++] = writes.p[i];
+        }
         return e;
     }
     void forward_flag(EventOp op, int pipe, int event_id, int id) {
@@ -395,6 +415,73 @@ private:
     };
     struct Flag { int event, id; double time; };
 
+    // The same times per UB byte range: segments [start, end) that some operand touched, split
+    // where ranges begin and end (a few per buffer).
+    class UbTimes {
+    public:
+        double ready(Range r) const {
+            double t = 0;
+            for (auto it = first(r); it != segs_.end() && it->first < r.hi; ++it) t = std::max(t, it->second.ready);
+            return t;
+        }
+        double write_wait(Range r, int pipe) const {
+            double t = 0;
+            for (auto it = first(r); it != segs_.end() && it->first < r.hi; ++it)
+                t = std::max({t, it->second.writer == pipe ? 0.0 : it->second.ready, it->second.readers_done});
+            return t;
+        }
+        void read(Range r, double end) {
+            for (auto it = split(r); it != segs_.end() && it->first < r.hi; ++it)
+                it->second.readers_done = std::max(it->second.readers_done, end);
+        }
+        void written(Range r, double end, int pipe) {
+            for (auto it = split(r); it != segs_.end() && it->first < r.hi; ++it) {
+                it->second.ready = std::max(it->second.ready, end);
+                it->second.writer = pipe;
+            }
+        }
+
+    private:
+        struct Seg { uint32_t end; double ready = 0, readers_done = 0; int writer = -1; };
+        using Map = std::map<uint32_t, Seg>;
+        // The first segment overlapping r (segments never overlap each other).
+        Map::const_iterator first(Range r) const {
+            if (r.hi <= r.lo) return segs_.end();
+            auto it = segs_.upper_bound(r.lo);
+            if (it != segs_.begin() && std::prev(it)->second.end > r.lo) --it;
+            return it;
+        }
+        // Makes r's bytes exactly a run of segments (new ones, untouched, for the gaps); returns the first.
+        Map::iterator split(Range r) {
+            if (r.hi <= r.lo) return segs_.end();
+            cut(r.lo);
+            cut(r.hi);
+            uint32_t at = r.lo;
+            auto it = segs_.lower_bound(r.lo);
+            while (at < r.hi) {
+                if (it == segs_.end() || it->first > at) {
+                    const uint32_t end = it == segs_.end() ? r.hi : std::min(r.hi, it->first);
+                    it = segs_.emplace_hint(it, at, Seg{end});
+                }
+                at = it->second.end;
+                ++it;
+            }
+            return segs_.lower_bound(r.lo);
+        }
+        // A segment boundary at x (the segment holding x, if any, split in two).
+        void cut(uint32_t x) {
+            auto it = segs_.upper_bound(x);
+            if (it == segs_.begin()) return;
+            --it;
+            if (it->first < x && it->second.end > x) {
+                Seg tail = it->second;
+                it->second.end = x;
+                segs_.emplace_hint(std::next(it), x, tail);
+            }
+        }
+        Map segs_;
+    };
+
     SlotTimes& at(int slot) {
         if (slot < 0) return scratch_;
         if (static_cast<size_t>(slot) >= slots_.size()) slots_.resize(slot + 1);
@@ -412,6 +499,8 @@ private:
             const SlotTimes& st = at(w);
             start = std::max({start, st.writer == pipe ? 0.0 : st.ready, st.readers_done});
         }
+        if (reads.ranges) for (size_t i = 0; i < reads.n; ++i) start = std::max(start, ub_.ready(reads.ranges[i]));
+        if (writes.ranges) for (size_t i = 0; i < writes.n; ++i) start = std::max(start, ub_.write_wait(writes.ranges[i], pipe));
         pipe_free_[pipe] = start + cycles;
         const double end = start + cycles + latency;
         cost_.busy[pipe] += cycles;
@@ -421,6 +510,8 @@ private:
             st.ready = std::max(st.ready, end);
             st.writer = pipe;
         }
+        if (reads.ranges) for (size_t i = 0; i < reads.n; ++i) ub_.read(reads.ranges[i], end);
+        if (writes.ranges) for (size_t i = 0; i < writes.n; ++i) ub_.written(writes.ranges[i], end, pipe);
         last_end_ = std::max(last_end_, end);
         ++cost_.instructions;
         return end;
@@ -435,6 +526,7 @@ private:
     double hbm_cycles_ = 0;     // this core's GM traffic divided by its HBM share
     double first_dma_ = -1;     // start of its first transfer
     std::vector<SlotTimes> slots_;
+    UbTimes ub_;
     SlotTimes scratch_;
     std::vector<Flag> flags_;
     BlockCost cost_;

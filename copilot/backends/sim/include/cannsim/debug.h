@@ -42,6 +42,7 @@ inline void DumpTensor(const LocalTensor<T>& t, uint32_t desc, uint32_t dumpSize
         if constexpr (std::is_integral_v<T>) std::printf(" %lld", (long long)v);
         else std::printf(" %g", static_cast<double>(static_cast<float>(v)));
     }
+    cannsim::vault::close_data();
     std::printf("\n");
 }
 template <typename T>
@@ -52,6 +53,7 @@ inline void DumpTensor(const GlobalTensor<T>& t, uint32_t desc, uint32_t dumpSiz
         if constexpr (std::is_integral_v<T>) std::printf(" %lld", (long long)v);
         else std::printf(" %g", static_cast<double>(static_cast<float>(v)));
     }
+    cannsim::vault::close_data();
     std::printf("\n");
 }
 

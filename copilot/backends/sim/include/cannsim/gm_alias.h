@@ -46,16 +46,21 @@ inline bool register_gm_alias(const void* alias, void* real, uint64_t bytes) {
 }
 
 // The emulator's address of the GM byte the kernel calls `p`.
+// Opens the data key (vault.h open_data): the API's record_cost closes it.
 template <typename T>
 inline T* gm_real(T* p) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    vault::Open open(true);
-    const RealMappings& t = real_mappings();
-    for (int i = 0; i < t.count && i < kMaxGmAliases; ++i) {
-        const GmAlias& e = t.entries[i];
-        if (a - e.alias < e.bytes) return reinterpret_cast<T*>(e.real + (a - e.alias));
+    T* real = p;
+    {
+        vault::Open open(true);
+        const RealMappings& t = real_mappings();
+        for (int i = 0; i < t.count && i < kMaxGmAliases; ++i) {
+            const GmAlias& e = t.entries[i];
+            if (a - e.alias < e.bytes) { real = reinterpret_cast<T*>(e.real + (a - e.alias)); break; }
+        }
     }
-    return p;
+    vault::open_data();
+    return real;
 }
 
 // The alias region holding `addr`, if any (the crash handler's test for a raw GM access).
@@ -68,10 +73,15 @@ inline bool gm_alias_of(uintptr_t addr, GmAlias& out) {
 }
 
 namespace detail {
-// The UB arena's host address (null before the first begin_block).
+// The UB arena's host address (null before the first begin_block); opens the data key, as gm_real.
 inline uint8_t* ub_real() {
-    vault::Open open(true);
-    return real_mappings().ub;
+    uint8_t* ub;
+    {
+        vault::Open open(true);
+        ub = real_mappings().ub;
+    }
+    vault::open_data();
+    return ub;
 }
 inline void set_ub_real(uint8_t* p) {
     vault::Open open(true);

@@ -159,7 +159,19 @@ static bool install_vault_filter() {
     block(SYS_mprotect, [&] { range(0, 1); });
     block(SYS_madvise, [&] { range(0, 1); });
     block(SYS_mremap, [&] { range(0, 1); only_if(3, MREMAP_FIXED); range(4, 2); });
-    for (long nr : {long(SYS_pkey_alloc), long(SYS_pkey_free), long(SYS_pkey_mprotect), long(SYS_process_madvise),
+    // pkey_mprotect only to put pages under the data key (what the block does to its real GM pages,
+    // and the UB arena, before the entry): never with another key, PROT_EXEC or near the vault
+    const int data_key = cannsim::vault::key_numbers().data;
+    block(SYS_pkey_mprotect, [&] {
+        f[n++] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, lo(3));
+        f[n++] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, data_key > 0 ? static_cast<uint32_t>(data_key) : ~0u, 0, kToDeny);
+        f[n++] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, hi(3));
+        f[n++] = BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, kToDeny);
+        f[n++] = BPF_STMT(BPF_LD | BPF_W | BPF_ABS, lo(2));
+        f[n++] = BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, kToDeny, 0);
+        range(0, 1);
+    });
+    for (long nr : {long(SYS_pkey_alloc), long(SYS_pkey_free), long(SYS_process_madvise),
                     long(SYS_remap_file_pages), long(SYS_shmat), long(SYS_userfaultfd)})
         block(nr, [&] { f[n++] = BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0); f[n - 1].k = 1; });   // straight to deny
     f[n++] = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
@@ -253,6 +265,14 @@ static bool protect_event_fd() {
     jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_close_range, 0, 1);
     stmt(BPF_RET | BPF_K, deny);
 #endif
+    // no new executable memory: code the kernel writes (a WRPKRU of its own, say) never runs
+    for (long nr : {long(SYS_mmap), long(SYS_mprotect), long(SYS_pkey_mprotect)}) {
+        stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+        jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 3);
+        stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(2));
+        jump(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1);
+        stmt(BPF_RET | BPF_K, deny);
+    }
     stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     sock_fprog prog{static_cast<unsigned short>(f.size()), f.data()};
     return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
@@ -488,9 +508,10 @@ static void crash_handler(int sig, siginfo_t* info, void*) {
 #endif
     if (sig == SIGSEGV && (cannsim::vault::contains(addr) || (info && info->si_code == SEGV_PKUERR))) {
         report("RUN.INTEGRITY", "error", 0, "", "%s: the %s read or wrote the emulator's protected state at 0x%llx "
-               "(the vault: the cost hooks' operand record, where GM and UB really are); kernel code reaches "
-               "the emulator only through the AscendC APIs", signal_name(sig), g_phase,
-               static_cast<unsigned long long>(addr));
+               "(%s); kernel code reaches the emulator only through the AscendC APIs", signal_name(sig), g_phase,
+               static_cast<unsigned long long>(addr), cannsim::vault::contains(addr)
+                   ? "the vault: the cost hooks' operand record, where GM and UB really are"
+                   : "the real GM or UB pages behind the kernel's views, under the vault's data key");
         _exit(kExitReported);
     }
     if ((sig == SIGSEGV || sig == SIGBUS) && in_ub_view(addr)) {
@@ -577,7 +598,7 @@ static bool ub_fault(int sig, siginfo_t* info, void* ctx) {
     const uintptr_t addr = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
     if (sig != SIGSEGV || !in_ub_view(addr) || g_ub_open_n >= 4) return false;
     const uint64_t off = addr - reinterpret_cast<uintptr_t>(cannsim::detail::state().ub_alias);
-    cannsim::cost::scalar_access(ub_slot_at(off), (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0);
+    cannsim::cost::scalar_access(ub_slot_at(off), (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0, off, off + 1);
     const uintptr_t page = addr & ~(static_cast<uintptr_t>(g_page) - 1);
     void* at = reinterpret_cast<void*>(page);
     if (mmap(at, g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) return false;
@@ -651,10 +672,28 @@ __attribute__((noinline)) static void scrub_stack() {
     asm volatile("" : : "r"(below) : "memory");
 }
 
+// Puts the real GM pages of every aliased buffer (the bodies between their guard pages) under the
+// vault's data key: a kernel that found a real address (a dead stack frame of an emulated API)
+// faults on it unless an API is running (vault.h open_data/close_data).
+static void key_real_gm() {
+    const size_t ps = page_size();
+    cannsim::GmAlias e[cannsim::kMaxGmAliases];
+    int count = 0;
+    {
+        cannsim::vault::Open open(true);
+        const cannsim::RealMappings& t = cannsim::real_mappings();
+        for (int i = 0; i < t.count && i < cannsim::kMaxGmAliases; ++i) e[count++] = t.entries[i];
+    }
+    for (int i = 0; i < count; ++i)
+        if (e[i].bytes > 2 * ps) cannsim::vault::key_data(reinterpret_cast<void*>(e[i].real + ps), e[i].bytes - 2 * ps);
+    explicit_bzero(e, sizeof e);
+}
+
 static void enter_candidate_child(const char* phase, int64_t block, int cpu_seconds, int keep_fd = -1) {
     if (g_result_fd >= 0) close(g_result_fd);
     close_other_fds(keep_fd);
     for (auto& b : g_gm) forget_real(b);
+    key_real_gm();
     g_phase = phase;
     g_block = block;
     static char altstack[64 * 1024];
@@ -993,6 +1032,7 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
             cannsim::cost::hooks().sink = g_records[i].cost;
             cannsim::cost::hooks().sink_cap = sizeof g_records[i].cost;
             scrub_stack();
+            cannsim::vault::close_data();   // begin_block touched the arena
             // (also the end of an AIC that served its AIVs' Matmul calls: cannsim/matmul.h)
             cannsim::mix::finish() = [&calls, i] {
                 cannsim::end_block();

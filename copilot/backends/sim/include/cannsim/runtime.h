@@ -158,6 +158,7 @@ struct UbArena {
             if (std::new_handler h = std::get_new_handler()) h();
             throw std::bad_alloc();
         }
+        vault::key_data(m, n);   // under the data key in a candidate's process (vault.h)
         set_ub_real(static_cast<uint8_t*>(m));
         m = nullptr;
         bytes = n;
@@ -374,6 +375,7 @@ inline void record_cost(int pipe, const char* api, uint32_t dtype, uint64_t elem
     auto& v = detail::state().costs[detail::CostKey{pipe, api, dtype}];
     ++v.calls; v.elements += elements; v.bytes += bytes;
     cost::on_record(pipe, api, dtype, elements, bytes);
+    vault::close_data();   // the API's last step: kernel code runs without the real pages (vault.h)
 }
 
 inline std::string cost_counters_json() {

@@ -55,6 +55,7 @@ inline void check_ub_range(const char* api, const char* operand, int slot, uint6
                    (unsigned long long)e.hi, (unsigned long long)(e.hi - e.lo)),
                true);
     }
+    cost::note_range(slot, first, last);   // the bytes really touched: dependencies by address
 }
 
 inline void check_align32(const char* api, const char* operand, uint64_t addr, const SrcLoc& loc) {
@@ -123,8 +124,9 @@ public:
                                              pipes.c_str(), pipes.c_str()));
             }
         }
-        cannsim::cost::scalar_access(slot_, false);
+        cannsim::cost::scalar_access(slot_, false, a, a + sizeof(T));
         T v; std::memcpy(&v, cannsim::detail::ub_real() + a, sizeof(T));
+        cannsim::vault::close_data();
         return v;
     }
 
@@ -132,8 +134,9 @@ public:
         const uint64_t a = addr_ + uint64_t(index) * sizeof(T);
         cannsim::check_live("SetValue", slot_, gen_, loc);
         cannsim::check_ub_range("SetValue", "element", slot_, a, a + sizeof(T), loc);
-        cannsim::cost::scalar_access(slot_, true);
+        cannsim::cost::scalar_access(slot_, true, a, a + sizeof(T));
         std::memcpy(cannsim::detail::ub_real() + a, &value, sizeof(T));
+        cannsim::vault::close_data();
     }
 
     // Emulator-side accessors (not part of the device API).
@@ -180,12 +183,14 @@ public:
         check(("GetValue"), index, 1, loc);
         cannsim::cost::gm_scalar_access(sizeof(T), false);
         T v; std::memcpy(&v, cannsim::gm_real(base_ + index), sizeof(T));
+        cannsim::vault::close_data();
         return v;
     }
     void SetValue(uint64_t index, T value, CANNSIM_LOC) const {
         check("SetValue", index, 1, loc);
         cannsim::cost::gm_scalar_access(sizeof(T), true);
         std::memcpy(cannsim::gm_real(base_ + index), &value, sizeof(T));
+        cannsim::vault::close_data();
     }
 
     // Bounds check of elements [first, first + count) relative to this view (fatal on breach).
