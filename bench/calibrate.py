@@ -150,6 +150,9 @@ def sweep(args) -> int:
     # one cache file per sweep process (--part), merged by the fit: sweeps can run side by side
     cache_path = OUT / f"counts-{chip.lower()}{'-' + args.part if args.part else ''}.json"
     cache = {} if args.fresh else _cached_counts(chip)
+    # a part file holds only the cases this process times: a copy of an older entry in a newer
+    # file would win over the entry another part timed meanwhile
+    timed: dict = {} if args.part else cache
     (OUT / "kernels" / chip).mkdir(parents=True, exist_ok=True)
     tasks = args.tasks.split(",") if args.tasks else TASKS
     rows = public_cases(chip, tasks)
@@ -195,12 +198,13 @@ def sweep(args) -> int:
                              latency_hops=(est.time_us - est_l0.time_us) / params.dma_latency_us
                              if est_l0 is not None else None)
             entry["seconds"] = round(time.perf_counter() - t0, 2)
-            cache[f"{t}:{r['case']}"] = entry
+            cache[f"{t}:{r['case']}"] = timed[f"{t}:{r['case']}"] = entry
             print(f"{chip} {r['op']:28} {r['case']:>3} est {entry.get('est_us', float('nan')):9.2f} "
                   f"meas {r['measured_us']:9.2f} {which:11} {entry.get('bottleneck', entry.get('error', ''))}",
                   file=sys.stderr, flush=True)
-            cache_path.write_text(json.dumps(cache, indent=1))
-    cache_path.write_text(json.dumps(cache, indent=1))
+            cache_path.write_text(json.dumps(timed, indent=1))
+    if timed:
+        cache_path.write_text(json.dumps(timed, indent=1))
     (OUT / f"params-used-{chip.lower()}.json").write_text(json.dumps(_params_dict(params), indent=1))
     return 0
 
@@ -208,7 +212,7 @@ def sweep(args) -> int:
 def _fresh(entry: dict, which: str, sha: str) -> bool:
     """A cached case that needs no new run: timed with the kernel in use now, latency run included."""
     return ("est_us" in entry and entry.get("kernel", "lowered") == which and entry.get("latency_hops") is not None
-            and entry.get("kernel_sha256", sha) == sha)
+            and entry.get("kernel_sha256") == sha)
 
 
 def check_kernels(args) -> int:
@@ -258,7 +262,9 @@ def _params_dict(params) -> dict:
 # 256 B per cycle is the documented vector rate (ascendc-facts.md §3.3/§3.5), the fit's unit.
 FIT_APIS = {"Exp", "Ln", "Div", "Divs", "Reciprocal", "Sqrt", "Rsqrt", "Cast", "Select", "Compare", "Compares",
             "ReduceSum", "ReduceMax", "ReduceMin", "WholeReduceSum", "WholeReduceMax", "WholeReduceMin",
-            "BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "Power", "Tanh", "Sigmoid", "Erf", "Gelu"}
+            "BlockReduceSum", "BlockReduceMax", "BlockReduceMin", "Power", "Tanh", "Sigmoid", "Erf", "Gelu",
+            # a gather reads one element per lane from an arbitrary UB address (bank conflicts)
+            "Gather", "GatherMask", "Sort32", "MrgSort"}
 # Ranges that keep every parameter physical: a launch of a few µs (facts §3.3: launch overhead grows
 # with core count), at most the fastest measured kernel of the chip (`launch_ceiling`); sustained
 # HBM below the roofline's peak; a DMA latency under 2 µs; weights at least the add rate.
@@ -559,7 +565,11 @@ def vendor_cross_chip(tasks: list[str]) -> dict:
 
 
 def fit_main(args) -> int:
-    results = {chip: fit_chip(chip) for chip in args.chips.split(",")}
+    from concurrent.futures import ProcessPoolExecutor
+
+    chips = args.chips.split(",")
+    with ProcessPoolExecutor(len(chips)) as pool:          # the chips' fits are independent
+        results = dict(zip(chips, pool.map(fit_chip, chips)))
     excluded = {chip: [r for r in public_cases(chip, TASKS) if r["excluded"]] for chip in results}
     cross = vendor_cross_chip(TASKS)
     (OUT / "fit.json").write_text(json.dumps({"results": results, "excluded": excluded, "vendor_cross_chip": cross},

@@ -123,3 +123,11 @@ def test_the_diagnosis_reports_each_side_against_the_roofline():
     assert d["held_out_large"] == 0.5 and d["held_out_small"] is None
     # Div: 10 x 10 issue + 1000 x 8 cycles, Adds: 10 x 10 + 1000 x 1
     assert d["vector_time_by_api"]["Div.b32"] == round(8100 / 9200, 3)
+
+
+def test_a_cached_case_without_its_kernel_hash_is_timed_again():
+    entry = {"est_us": 5.0, "kernel": "calibration", "latency_hops": 1.0}
+    assert not calibrate._fresh(entry, "calibration", "abc")              # swept before kernels were hashed
+    assert calibrate._fresh({**entry, "kernel_sha256": "abc"}, "calibration", "abc")
+    assert not calibrate._fresh({**entry, "kernel_sha256": "old"}, "calibration", "abc")
+    assert not calibrate._fresh({**entry, "kernel_sha256": "abc"}, "lowered", "abc")

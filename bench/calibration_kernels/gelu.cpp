@@ -138,7 +138,8 @@ private:
             Mul(w0, w0, x, n);             // -2 sqrt(2/pi) (x + 0.044715 x^3)
             Exp(w0, w0, n);
             Adds(w0, w0, 1.0f, n);
-            Div(dst, x, w0, n);            // x -> -inf: -inf / inf = nan, as the formula gives
+            Reciprocal(w0, w0, n);         // no Div: one reciprocal pass and a product, as sigmoid's
+            Mul(dst, x, w0, n);            // x -> -inf: -inf * 0 = nan, as the formula gives
             return;
         }
         Abs(w0, x, n);
