@@ -74,9 +74,12 @@ def lower(task, chip: str = "910B2", knobs: dict | None = None) -> LoweredKernel
     from copilot.lowering import cube, indexing
     from copilot.lowering.movement import MovementPlan, render
 
-    from copilot.lowering import groupnorm, lists, rotary, sinkhorn
+    from copilot.lowering import groupnorm, lists, rotary, rowcombine, sinkhorn
 
-    if isinstance(plan, rotary.RotaryPlan):
+    if isinstance(plan, rowcombine.RowCombinePlan):
+        source = rowcombine.render(plan, k)
+        notes = [f"pattern {plan.pattern}; variants: " + "; ".join(f"{g} -> {o}" for g, o in plan.variants)]
+    elif isinstance(plan, rotary.RotaryPlan):
         source = rotary.render(plan, k)
         notes = [f"pattern {plan.pattern}; variants: " +
                  "; ".join(f"{g} -> {layout}, {form}" for g, layout, form in plan.variants)]

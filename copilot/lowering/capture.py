@@ -205,6 +205,17 @@ def _sample_inputs(case, float_dtype=None):
     return out
 
 
+def call_golden(task, tensors: list, attrs: dict):
+    """The golden on concrete tensors (None for an absent optional input), attrs bound, called as
+    the harness calls it (by the inputs' names when its signature names them all)."""
+    from copilot.oracle.golden import golden_takes_inputs_by_name
+
+    kw = {k: v for k, v in attrs.items() if v is not None}
+    if golden_takes_inputs_by_name(task):
+        return task.golden(**kw, **{s.name: x for s, x in zip(task.inputs, tensors)})
+    return task.golden(*tensors, **kw)
+
+
 def trace(task, case, attrs: dict | None = None, record: list | None = None,
           branches: list | None = None):
     """Trace the golden on fake inputs shaped like `case`, attrs bound; returns a GraphModule.

@@ -84,6 +84,11 @@ def build_plan(task) -> Plan:
     rotated = plan_rotary(task)       # rotary position embedding, every layout and form: its own kernel
     if rotated is not None:
         return rotated
+    from copilot.lowering.rowcombine import plan_row_combine
+
+    combined = plan_row_combine(task)  # rows gathered by an index, weighted and summed: its own kernel
+    if combined is not None:
+        return combined
     from copilot.lowering.groupnorm import plan_group_norm
 
     grouped = plan_group_norm(task)   # one group norm of (x, gamma, beta): its own kernel

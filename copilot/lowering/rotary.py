@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from copilot.errors import Unsupported
+from copilot.lowering.capture import call_golden
 
 LAYOUTS = ("bsnd", "bnsd")
 FORMS = ("half", "interleaved")
@@ -59,15 +60,6 @@ def _reference(x, cos, sin, layout: str, form: str):
     return x * cf[at] + rot * sf[at]
 
 
-def _call(task, tensors: list, attrs: dict):
-    from copilot.oracle.golden import golden_takes_inputs_by_name
-
-    kw = {k: v for k, v in attrs.items() if v is not None}
-    if golden_takes_inputs_by_name(task):
-        return task.golden(**kw, **{s.name: x for s, x in zip(task.inputs, tensors)})
-    return task.golden(*tensors, **kw)
-
-
 def _probe(task, x_inputs, tables, table_rank: int, attrs: dict) -> list[tuple]:
     """The hypotheses (layout, form, cos input, sin input) the golden matches on fp64 probes."""
     import torch
@@ -83,7 +75,7 @@ def _probe(task, x_inputs, tables, table_rank: int, attrs: dict) -> list[tuple]:
         inputs = [xs.get(i, tabs.get(i)) for i in range(len(task.inputs))]
         try:
             with torch.no_grad():
-                out = _call(task, inputs, attrs)
+                out = call_golden(task, inputs, attrs)
         except Exception:       # the golden refuses these shapes: not this layout
             continue
         out = list(out) if isinstance(out, (list, tuple)) else [out]
