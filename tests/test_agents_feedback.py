@@ -532,3 +532,23 @@ def test_run_timeout_says_what_ran_out_and_that_it_is_the_emulators_time():
     assert "2 blocks (3, 7)" in cpu[0].message
     for text in (RUN_HINTS["RUN.TIMEOUT"], get_card("RUN.TIMEOUT").body):
         assert "not the chip" in text and "GetValue" in text
+
+
+def test_the_profile_states_the_cores_copy_rate_and_the_cases_hbm_floor_as_the_card_does():
+    from copilot.costmodel import cost_params
+    from knowledge.cards import card_index
+
+    p = cost_params("910B2")
+    row = dict(PERF_ROW, block_dim=48, memory_us=100.0)
+    text = explain_estimate(row)
+    share = p.hbm_gbps / 48
+    assert f"= {share:.1f} GB/s per core, below one core's {p.core_dma_gbps:.0f} GB/s copy engine" in text
+    assert "idle ones included" in text
+    floor = 100.0 * p.hbm_peak_gbps / p.hbm_gbps            # the roofline's memory term is at the peak
+    assert f"HBM floor {floor:.1f} us" in text and f"sustained {p.hbm_gbps:.0f} GB/s" in text
+    few = explain_estimate(dict(PERF_ROW, block_dim=8))
+    assert f"above one core's {p.core_dma_gbps:.0f} GB/s copy engine, so a core copies at " \
+           f"{p.core_dma_gbps:.1f} GB/s at most" in few and "HBM floor" not in few
+    card = " ".join(card_index()["L4.instruction-costs"].render("full").split())
+    assert f"{p.hbm_gbps:.0f} GB/s / blockDim" in card and "HBM floor" in card and "idle ones" in card
+    assert f"{share:.1f} GB/s at 48 cores" in card

@@ -404,11 +404,21 @@ def explain_estimate(c: dict, chip: str = "910B2") -> str:
     if c.get("block_dim"):
         parts.append(f"on {c['block_dim']} cores (the slowest core's time + launch)")
     busy = ", ".join(f"{k} {v:.1f}" for k, v in sorted(pipes.items(), key=lambda kv: -kv[1]) if v > 0)
-    if busy:
-        parts.append(f"slowest core busy per pipe (us): {busy}"
-                     + (f", its HBM share {c['hbm_us']:.1f} (its bytes at its share of the HBM bandwidth, "
-                   "which the cores streaming at once split: past it, more cores do not copy faster)" if c.get("hbm_us") else ""))
     p = cost_params(chip)
+    if busy:
+        cores = max(1, int(c.get("block_dim") or 1))
+        share = p.hbm_gbps / cores
+        rate = (f": {p.hbm_gbps:.0f} GB/s sustained split over the {cores} launched cores, idle ones included, "
+                f"= {share:.1f} GB/s per core, " + ("below" if share < p.core_dma_gbps else "above")
+                + f" one core's {p.core_dma_gbps:.0f} GB/s copy engine, so a core copies at "
+                f"{min(share, p.core_dma_gbps):.1f} GB/s at most")
+        parts.append(f"slowest core busy per pipe (us): {busy}"
+                     + (f", its HBM share {c['hbm_us']:.1f} (its bytes at its share of the HBM bandwidth{rate}; "
+                        "the cores streaming at once split it: past it, more cores do not copy faster)"
+                        if c.get("hbm_us") else ""))
+    if c.get("memory_us"):      # the roofline's memory term is at the peak: the floor at the sustained rate
+        parts.append(f"HBM floor {c['memory_us'] * p.hbm_peak_gbps / p.hbm_gbps:.1f} us (the case's inputs read "
+                     f"and outputs written once at the sustained {p.hbm_gbps:.0f} GB/s: no kernel's copies end sooner)")
     total, core = sum(v for v in pipes.values() if v > 0), c["est_us"] - p.launch_us
     if total > 0 and core > 0:          # overlap: a single buffer serialises copies and compute
         parts.append(f"the slowest core runs {core:.1f} us (the estimate less the {p.launch_us:.1f} us launch) for "

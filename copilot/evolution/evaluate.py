@@ -423,7 +423,7 @@ def _estimate_row(est, judged) -> dict:
     slowest core's pipes and vector work, the cores, the roofline) and how the case was judged."""
     return {"bottleneck": est.bottleneck, "pipes_us": est.pipes_us, "t_hw_us": est.t_hw_us, "timing": "estimate",
             "est_band": est.band, "judged": judged, "block_dim": est.block_dim, "hbm_us": est.hbm_us,
-            "vector_counts": est.vector_counts}
+            "vector_counts": est.vector_counts, "memory_us": (est.roofline_terms or {}).get("memory_us")}
 
 
 def _demoted(ev: Evaluation, reason: str) -> Evaluation:
