@@ -243,3 +243,36 @@ def test_comments_and_string_contents_are_blanked_with_lines_kept():
     assert "two" not in out and "lines" not in out and "not a comment" not in out
     assert 'const char* s = "' + " " * len('a\\"b // not a comment') + '";' in out
     assert "int y = 1;" in out and "unterminated" not in out
+
+
+def _stopping(monkeypatch, times: int) -> list[int]:
+    """Make the first `times` sandboxed compiles end as if killed from outside (signal 9)."""
+    real, stopped = build_module.sandbox.run_sandboxed, []
+
+    def run_sandboxed(cmd, *a, **k):
+        if len(stopped) < times:
+            stopped.append(1)
+            return build_module.sandbox.SandboxResult(None, 9, False, 0.0, "", "")
+        return real(cmd, *a, **k)
+
+    monkeypatch.setattr(build_module.sandbox, "run_sandboxed", run_sandboxed)
+    return stopped
+
+
+def test_a_compile_stopped_from_outside_is_run_again(tmp_path, relu, monkeypatch):
+    stopped = _stopping(monkeypatch, 1)
+    b = build(_candidate(tmp_path, f"AscendC::Duplicate(f, 7.{os.getpid()}f, 8); // {tmp_path.name}")[0], relu,
+              ["float32", "float32"])
+    assert stopped == [1]
+    assert b.ok, [d.message for d in b.diagnostics]
+
+
+def test_a_compile_stopped_twice_is_an_error_that_is_not_cached(tmp_path, relu, monkeypatch):
+    path = _candidate(tmp_path, f"AscendC::Duplicate(f, 8.{os.getpid()}f, 8); // {tmp_path.name}")[0]
+    stopped = _stopping(monkeypatch, 2)
+    first = build(path, relu, ["float32", "float32"])
+    assert len(stopped) == 2 and not first.ok
+    assert "stopped by signal 9" in first.raw_output
+    monkeypatch.undo()
+    second = build(path, relu, ["float32", "float32"])      # the machine is quiet again: compiled, not the cached failure
+    assert second.ok and not second.cached, [d.message for d in second.diagnostics]

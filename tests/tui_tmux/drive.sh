@@ -74,6 +74,29 @@ wait_gone() {
 }
 expect() { screen | grep -qF -- "$1" || fail "expected '$1' on the screen ($2)"; }
 keys() { tmux send-keys -t "$TMUX_SESSION" "$@"; sleep 0.4; }
+# selected: the id of the board's selected row, as the code pane's title names it
+selected() { screen | grep -oE '(code · |→ )r[0-9]+-[a-z0-9]+' | head -1 | grep -oE 'r[0-9]+-[a-z0-9]+$'; }
+# wait_selected ID [TIMEOUT]: poll until the selected row is ID.
+wait_selected() {
+    local id="$1" limit="${2:-30}" start=$SECONDS
+    while (( SECONDS - start < limit )); do
+        [[ "$(selected)" == "$id" ]] && return 0
+        sleep 0.3
+    done
+    fail "the selection is '$(selected)', not '$id', after ${limit}s"
+}
+# wait_moved FROM [TIMEOUT]: poll until the selection is a row other than FROM. A key sent while an
+# escape sequence (Home, End) is still being read can overtake it on a loaded machine, so the next
+# key waits for the move to show.
+wait_moved() {
+    local from="$1" limit="${2:-30}" start=$SECONDS now
+    while (( SECONDS - start < limit )); do
+        now="$(selected)"
+        if [[ -n "$now" && "$now" != "$from" ]]; then return 0; fi
+        sleep 0.3
+    done
+    fail "the selection did not move from '$from' within ${limit}s"
+}
 
 command -v tmux >/dev/null || { say "tmux is not installed"; exit 77; }
 [[ -x "$CANNPILOT" ]] || { say "no console script at $CANNPILOT"; exit 2; }
@@ -112,12 +135,14 @@ wait_for "sorted by rank" 30
 keys Home
 TOP="$(screen | grep -E '^│ 1 ' | head -1 | awk '{print $3}')"
 [[ -n "$TOP" ]] || fail "could not read the top row"
+wait_selected "$TOP"
 keys p
 wait_for "next decision: pin " 10
 PINNED="$(screen | grep -oE 'next decision: pin r[0-9]+-[a-z0-9]+' | head -1 | awk '{print $4}')"
 [[ "$PINNED" == "$TOP" ]] || fail "pinned '$PINNED', expected the top row '$TOP'"
 wait_for "to pin" 10
 keys End
+wait_moved "$TOP"
 keys x
 wait_for "veto r" 10
 VETOED="$(screen | grep -oE '; veto r[0-9]+-[a-z0-9]+' | head -1 | awk '{print $3}')"

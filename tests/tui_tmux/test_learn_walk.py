@@ -45,34 +45,58 @@ def test_walk_through_lesson_1_in_tmux(tmp_path):
                 break
             time.sleep(0.25)
         shots.append(s)
-        assert text in s, f"waiting for {text!r}:\n{s}"
+        assert text in s, f"waiting for {text!r}; the grade panel:\n{grade_panel(s)}\nthe screen:\n{s}"
         return s
 
-    def keys(*k: str, literal: bool = False) -> None:
+    def grade_panel(s: str) -> str:
+        # the right-hand box under "grade" (what the grader said), first in a failure: CI logs cut long messages
+        rows = s.splitlines()
+        top = next((i for i, r in enumerate(rows) if "╭─ grade" in r), None)
+        if top is None:
+            return "(no grade panel on the screen)"
+        col = rows[top].index("╭─ grade")
+        return "\n".join(r[col:].rstrip() for r in rows[top:] if r[col:].strip(" │╰─╯"))
+
+    def keys(*k: str, literal: bool = False, then: str | None = None) -> None:
         # tmux reads an argument ending in ';' as a command separator: escape it
         k = tuple(a[:-1] + "\\;" if a.endswith(";") else a for a in k)
         subprocess.run([*tmux, "send-keys", "-t", "learn", *(["-l"] if literal else []), *k], check=True)
-        time.sleep(0.15)
+        if then:
+            # the editor's "Ln N, Col M" says the key has been taken: on a loaded machine a key sent
+            # while an escape sequence (Up, End) is still being read can overtake it
+            wait(then, 60)
+        else:
+            time.sleep(0.15)
 
+    starter = subprocess.run([str(exe), "learn", "1", "--starter"], capture_output=True, text=True,
+                             env={**os.environ, **envs}, check=True).stdout.splitlines()
+    gap1 = next(i for i, line in enumerate(starter, 1) if "// GAP 1" in line)
+    gap2 = next(i for i, line in enumerate(starter, 1) if "// GAP 2" in line)
+    named = gap2 + 7                                  # CopyOut's DeQue, the line the grader names
+
+    def at(line: int, col: int | None = None) -> str:
+        return f"Ln {line}, Col {col}" if col else f"Ln {line}, Col "
+
+    add, enque = "        Add(z, x, y, tile_);", "        outZ_.EnQue(z);"
     try:
         wait("Lesson 1", 120)
         wait("starter: fill the GAPs", 30)
         keys("C-r")                                   # grade the starter as it is
         s = wait("L2.QUEUE_PROTOCOL line")
-        assert "fix:" in s and "DeQue" in s
+        assert "fix:" in s and "DeQue" in s and f"line {named}:" in s
         keys("C-t")                                   # first hint: a card to read
         wait("hint 1/3")
-        keys("C-g")                                   # to the line the grader named (CopyOut's DeQue)
-        for _ in range(7):                            # up to the GAP 2 comment
-            keys("Up")
-        keys("End")
-        keys("Enter")
-        keys("        outZ_.EnQue(z);", literal=True)
-        keys("Up")
-        keys("Up")                                    # the GAP 1 comment
-        keys("End")
-        keys("Enter")
-        keys("        Add(z, x, y, tile_);", literal=True)
+        keys("C-g", then=at(named))                   # to the line the grader named
+        for k in range(1, 8):                         # up to the GAP 2 comment
+            keys("Up", then=at(named - k))
+        keys("End", then=at(gap2, len(starter[gap2 - 1]) + 1))
+        keys("Enter", then=at(gap2 + 1, 1))
+        keys(enque, literal=True, then=at(gap2 + 1, len(enque) + 1))
+        keys("Up", then=at(gap2))
+        keys("Up", then=at(gap1))                     # the GAP 1 comment
+        keys("End", then=at(gap1, len(starter[gap1 - 1]) + 1))
+        keys("Enter", then=at(gap1 + 1, 1))
+        keys(add, literal=True, then=at(gap1 + 1, len(add) + 1))
         keys("C-r")
         s = wait("lesson 1 passed")
         assert "µs est." in s and "MTE2" in s

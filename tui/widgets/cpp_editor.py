@@ -107,6 +107,17 @@ class CppEditor(TextArea):
             self.register_language("cpp", language, CPP_HIGHLIGHT_QUERY)
             self.language = "cpp"
 
+    def on_mount(self) -> None:
+        self._show_position()
+
+    def on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        self._show_position()
+
+    def _show_position(self) -> None:
+        """The cursor's line and column under the editor, as the grader and the compiler number them."""
+        row, col = self.cursor_location
+        self.border_subtitle = f"Ln {row + 1}, Col {col + 1}"
+
     def mark_lines(self, lines: set[int]) -> None:
         self.marked_lines = set(lines)
         self.notify_style_update()          # drops the rendered-line cache

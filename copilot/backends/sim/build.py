@@ -546,9 +546,15 @@ def _read_source(source) -> tuple[str, Path | None]:
         raise BadInput(f"{path}: cannot read the kernel file ({e.strerror})") from None
 
 
+# The status of a compile that did not end by itself (timed out, killed): not a verdict on the
+# source, so it is never cached.
+TRANSIENT = -1
+
+
 def _sandboxed_compile(cmd: list[str], bdir: Path, out_dir: Path, readable: list[Path]) -> tuple[str, int]:
     """Run the compiler on candidate source in the sandbox: its own uid, no network, memory, CPU and
-    time limits, and (with namespaces) a root holding only /usr, `readable` and `out_dir`."""
+    time limits, and (with namespaces) a root holding only /usr, `readable` and `out_dir`. A compile
+    stopped from outside is run a second time; (output, TRANSIENT) if that one is stopped too."""
     caps = sandbox.sandbox_capabilities()
     gxx = shutil.which(cmd[0]) or cmd[0]
     jail = None
@@ -559,16 +565,22 @@ def _sandboxed_compile(cmd: list[str], bdir: Path, out_dir: Path, readable: list
                             address_space_bytes=COMPILE_MEMORY, processes=32, file_bytes=512 << 20,
                             memory_bytes=2 * COMPILE_MEMORY)
     binds = [(str(p), False) for p in readable] + [(str(out_dir), True)]
-    with sandbox.run_uid() as uid:
-        if os.geteuid() == 0:
-            os.chown(out_dir, uid, uid)
-        res = sandbox.run_sandboxed(["env", "LC_ALL=C", *cmd], out_dir, limits, uid=uid, jail=jail, binds=binds)
+    for attempt in range(2):
+        with sandbox.run_uid() as uid:
+            if os.geteuid() == 0:
+                os.chown(out_dir, uid, uid)
+            res = sandbox.run_sandboxed(["env", "LC_ALL=C", *cmd], out_dir, limits, uid=uid, jail=jail,
+                                        binds=binds)
+        if not (res.timed_out or res.signal) or attempt:
+            break
+        # a compile stopped from outside (the wall clock of a loaded machine, a kill) says nothing
+        # about the source: once more before it is reported
     if res.timed_out:
-        return f"g++ did not finish within {COMPILE_TIMEOUT_S} s", -1
+        return f"g++ did not finish within {COMPILE_TIMEOUT_S} s", TRANSIENT
     if res.signal:
         return (res.stderr + f"\ng++ was stopped by signal {res.signal} (the compile exceeded its memory or CPU "
-                "limit)"), -1
-    return res.stderr + res.stdout, res.returncode if res.returncode is not None else -1
+                "limit, or the machine stopped it)"), TRANSIENT
+    return res.stderr + res.stdout, res.returncode if res.returncode is not None else TRANSIENT
 
 
 # The source analyses of one text, shared by the builds of its dtype combinations (each is about
@@ -814,7 +826,8 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
     if not ok and not any(d.is_error for d in diags):
         diags = [Diagnostic("CPP.COMPILE", "error", raw.strip().splitlines()[-1] if raw.strip() else
                             f"g++ failed with status {rc}", 0, HINTS["CPP.COMPILE"], raw=raw)]
-    _write_meta(bdir, meta, ok, diags, raw, seconds, cmd, dev.cached, host.cached)
+    if not (dev.transient or host.transient or rc == TRANSIENT):
+        _write_meta(bdir, meta, ok, diags, raw, seconds, cmd, dev.cached, host.cached)
     return Build(ok=ok, diagnostics=registration + diags, raw_output=raw, artifact=exe if ok else None, chip=chip.name,
                  entry=entry.name, source_path=path, cached=False, seconds=seconds, key=key)
 
@@ -852,7 +865,7 @@ def _knob_launcher(knobbed, dev, host_lines: list[str], name: str, common: list,
                    "-o", str(out_dir / "harness")]
             link_raw, rc = _sandboxed_compile(cmd, ldir, out_dir, [ldir, dev.obj.parent, host.obj.parent,
                                                                    *([harness_obj.parent] if harness_obj else [])])
-            if not (rc == 0 and _take_product(out_dir / "harness", product, 0o755)):
+            if not (rc == 0 and _take_product(out_dir / "harness", product, 0o755)) and rc != TRANSIENT:
                 failed.write_text(link_raw)
             shutil.rmtree(out_dir, ignore_errors=True)
     if not product.exists() or not _patch_knobs(product, values, exe):
@@ -883,6 +896,7 @@ class _UnitObject:
     tu: Path                    # the generated translation unit
     raw: str                    # the compiler's output (warnings included)
     cached: bool
+    transient: bool = False     # stopped from outside: not cached, the next build compiles again
 
 
 def _unit_object(root: Path, key: str, sub: str, name: str, half_text: str, tu_name: str, tu_text: str,
@@ -918,10 +932,11 @@ def _unit_object(root: Path, key: str, sub: str, name: str, half_text: str, tu_n
                                      [odir, *readable])
         ok = rc == 0 and _take_product(out_dir / "unit.o", obj, 0o644)
         shutil.rmtree(out_dir, ignore_errors=True)
-        meta_tmp = meta.with_name(f"unit.json.tmp{_tmp_tag()}")
-        meta_tmp.write_text(json.dumps({"ok": ok, "raw": raw}))
-        os.replace(meta_tmp, meta)
-    return _UnitObject(ok, obj, half, tu, raw, False)
+        if rc != TRANSIENT:
+            meta_tmp = meta.with_name(f"unit.json.tmp{_tmp_tag()}")
+            meta_tmp.write_text(json.dumps({"ok": ok, "raw": raw}))
+            os.replace(meta_tmp, meta)
+    return _UnitObject(ok, obj, half, tu, raw, False, transient=rc == TRANSIENT)
 
 
 def _take_product(written: Path, dest: Path, mode: int) -> bool:
