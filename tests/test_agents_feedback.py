@@ -552,3 +552,14 @@ def test_the_profile_states_the_cores_copy_rate_and_the_cases_hbm_floor_as_the_c
     card = " ".join(card_index()["L4.instruction-costs"].render("full").split())
     assert f"{p.hbm_gbps:.0f} GB/s / blockDim" in card and "HBM floor" in card and "idle ones" in card
     assert f"{share:.1f} GB/s at 48 cores" in card
+
+
+def test_compiler_errors_are_listed_before_the_rule_findings_they_cause():
+    from copilot.agents.prompts import grouped_diagnostics
+
+    diags = [{"id": "L4.OPDEF_MISSING", "severity": "error", "line": 0, "message": "no OpDef"},
+             {"id": "CPP.COMPILE", "severity": "error", "line": 88, "message": "expected declaration before '}'"},
+             {"id": "CPP.COMPILE", "severity": "error", "line": 90, "message": "'outQ_' does not name a type"},
+             {"id": "L2.UB_CAPACITY", "severity": "error", "line": 12, "message": "UB over"}]
+    assert [(d["id"], d["lines"]) for d in grouped_diagnostics(diags)] == [
+        ("CPP.COMPILE", [88]), ("CPP.COMPILE", [90]), ("L4.OPDEF_MISSING", []), ("L2.UB_CAPACITY", [12])]

@@ -167,3 +167,8 @@ def test_operators_without_a_family_keep_the_pattern_header_and_exemplar():
     assert [c.id for c in sl.cards if c.level == "L5"] == ["L5.elementwise-sigmoid"]
     assert op_family(["exp", "add"]) == "" and op_family(["sort", "index"]) == "sort/select"
     assert op_family([], "SortSelect") == "sort/select" and op_family(["cummin"], "Reduction") == "scan"
+
+
+def test_cards_name_padding_nans_and_strided_deinterleave():
+    assert "Padding is not skipping" in get_card("L4.nan-inf-semantics").body
+    assert "(3 * i + k)" in get_card("L4.Gather").body

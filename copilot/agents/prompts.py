@@ -261,7 +261,8 @@ def repair_prompt(task: Task, code: str, diagnostics: list[dict], failure: str, 
 
 def grouped_diagnostics(diagnostics: list[dict]) -> list[dict]:
     """One entry per (id, message): the same rule broken at twelve InitBuffer calls is one line
-    that lists its lines, not twelve."""
+    that lists its lines, not twelve. The compiler's errors come first, in its order: a rule
+    finding on a file that does not compile (a missing OpDef after a stray brace) is a consequence."""
     out: dict[tuple, dict] = {}
     for d in diagnostics:
         key = (d.get("id"), d.get("message"))
@@ -270,7 +271,7 @@ def grouped_diagnostics(diagnostics: list[dict]) -> list[dict]:
                 out[key]["lines"].append(d["line"])
             continue
         out[key] = dict(d, lines=[d["line"]] if d.get("line") else [])
-    return list(out.values())
+    return sorted(out.values(), key=lambda d: not str(d.get("id") or "").startswith("CPP."))
 
 
 def where(d: dict) -> str:
