@@ -18,7 +18,8 @@ from knowledge.cards import get_card
 REPO = Path(__file__).resolve().parents[1]
 CANNBENCH = REPO.parent / "shared" / "cannbench"
 SIM_INCLUDE = REPO / "copilot" / "backends" / "sim" / "include"
-NEW_CARDS = ("L3.gm-sort-unique", "L3.roi-align", "L3.large-table-gather", "L3.histogram-atomics")
+NEW_CARDS = ("L3.gm-sort-unique", "L3.roi-align", "L3.large-table-gather", "L3.histogram-atomics",
+             "L3.window-stencil")
 
 
 def _public(rel: str):
@@ -172,3 +173,11 @@ def test_operators_without_a_family_keep_the_pattern_header_and_exemplar():
 def test_cards_name_padding_nans_and_strided_deinterleave():
     assert "Padding is not skipping" in get_card("L4.nan-inf-semantics").body
     assert "(3 * i + k)" in get_card("L4.Gather").body
+
+
+def test_dilation_and_adaptive_pooling_get_the_window_card():
+    from copilot.agents.llm import op_cards
+
+    for rel in ("level3/dilation_2d", "level3/adaptive_avg_pool_3d"):
+        ids = _shown(op_cards(_public(rel), [], "910B2"))
+        assert "L3.window-stencil" in ids[:2], (rel, ids)         # with the index rules for pooling
