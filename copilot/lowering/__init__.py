@@ -74,9 +74,12 @@ def lower(task, chip: str = "910B2", knobs: dict | None = None) -> LoweredKernel
     from copilot.lowering import cube, indexing
     from copilot.lowering.movement import MovementPlan, render
 
-    from copilot.lowering import groupnorm, lists, rotary, rowcombine, sinkhorn
+    from copilot.lowering import groupnorm, lists, rotary, rowcombine, rowmove, sinkhorn
 
-    if isinstance(plan, rowcombine.RowCombinePlan):
+    if isinstance(plan, rowmove.RowMovePlan):
+        source = rowmove.render(plan, k)
+        notes = [f"pattern {plan.pattern}; attrs served: {plan.variants}"]
+    elif isinstance(plan, rowcombine.RowCombinePlan):
         source = rowcombine.render(plan, k)
         notes = [f"pattern {plan.pattern}; variants: " + "; ".join(f"{g} -> {o}" for g, o in plan.variants)]
     elif isinstance(plan, rotary.RotaryPlan):

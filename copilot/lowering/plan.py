@@ -89,6 +89,11 @@ def build_plan(task) -> Plan:
     combined = plan_row_combine(task)  # rows gathered by an index, weighted and summed: its own kernel
     if combined is not None:
         return combined
+    from copilot.lowering.rowmove import plan_row_move
+
+    moved_rows = plan_row_move(task)  # blocks of rows regrouped by a count table: its own kernel
+    if moved_rows is not None:
+        return moved_rows
     from copilot.lowering.groupnorm import plan_group_norm
 
     grouped = plan_group_norm(task)   # one group norm of (x, gamma, beta): its own kernel
