@@ -83,6 +83,7 @@ public:
             if constexpr (!IS_FLOAT) {
                 pipe_.InitBuffer(calcBuf_, 3 * tileLen_ * sizeof(float));
             }
+            pipe_.InitBuffer(tmpBuf_, tileLen_ * sizeof(float));  // the +inf test
         } else if (t.mode == 0) {
             const uint32_t tileElems = t.rowsPerTile * t.dPad;
             pipe_.InitBuffer(inQ_, t.bufferNum, tileElems * sizeof(T));
@@ -235,6 +236,15 @@ private:
         LocalTensor<float> prev = f[2 * tileLen_];
         const int32_t cnt = static_cast<int32_t>(n);
         const int64_t reps = (n + 63) / 64;
+        // A pair holding +inf is nan in both places (x - max = inf - inf): +inf -> nan in each
+        // lane array (a -inf floored to a finite value tests 0, so it stays -inf).
+        LocalTensor<float> g = tmpBuf_.Get<float>();
+        for (uint32_t k = 0; k < 3; ++k) {
+            LocalTensor<float> s = f[k * tileLen_];
+            Maxs(g, s, -3.0e38f, cnt);
+            Sub(g, g, g, cnt);                            // 0, or nan where s is +inf
+            Add(s, s, g, cnt);
+        }
         BinaryRepeatParams dense;
         Sub(next, next, cur, EVEN_LANES, reps, dense);    // even lanes: partner x[i+1] minus x[i]
         Sub(next, prev, cur, ODD_LANES, reps, dense);     // odd lanes: partner x[i-1] minus x[i]
