@@ -37,7 +37,7 @@ SECRET = "cp-redteam-SECRET-bench-52c1"
 # relu_attacks.cpp: mode = elements / 4096 % 16
 MODES = {"cost_reset": 1, "event_suppress": 2, "event_hide": 3, "counter_forge": 4, "forged_cost_exit": 5,
          "cost_params_forge": 6, "pending_forge": 7, "report_injection": 8, "diag_flood": 9, "tamper_rundir": 10,
-         "rival_attack": 11}
+         "rival_attack": 11, "slot_forge": 12, "jit_wrpkru": 13}
 COMPILE_TIME = {"include_secret", "include_dev_zero", "preprocessor_bomb"}   # stopped before a run
 
 
@@ -64,7 +64,7 @@ def _behind_scan(relu, name: str, path: Path, case) -> dict:
     if not b.ok or name in COMPILE_TIME:
         return out
     inputs = make_inputs(relu, case)
-    limits = Limits(wall_seconds=30, memory_bytes=1 << 30) if name == "static_init_fork" else Limits(wall_seconds=60)
+    limits = Limits(wall_seconds=30, memory_bytes=1 << 30) if name == "static_init_fork" else Limits(wall_seconds=240)
     r = run(b, relu, case, inputs, outputs=reference(relu, case, inputs).outputs, limits=limits)
     out.update(ok=r.ok, time_us=r.time_us, ids=_ids(r.diagnostics),
                text=out["text"] + r.stdout + r.extra.get("stderr", "") + json.dumps([d.to_json() for d in r.diagnostics]))
