@@ -91,3 +91,19 @@ def test_in_process_mode_gives_the_same_reference(task_dir, monkeypatch):
     here = reference(task, case, inputs)
     assert all(torch.equal(a, b) for a, b in zip(child.oracle + child.bench, here.oracle + here.bench))
     assert child.outputs == here.outputs
+
+
+def test_a_correctness_case_whose_golden_outgrows_the_budget_is_not_judged_and_the_cascade_goes_on(task_dir, monkeypatch, tmp_path):
+    from copilot.evolution.evaluate import SimEvaluator
+
+    task = _with_golden(task_dir, (
+        "def scaled_tanh(x, scale=1.0):\n"
+        "    t = torch.ones(1 << 27, dtype=torch.float64)\n"
+        "    return torch.tanh(x * scale + t.sum() * 0).to(x.dtype)\n"))
+    monkeypatch.setenv("CANNPILOT_ORACLE_BUDGET_GB", BUDGET_GB)
+    rows: list = []
+    failed, _ = SimEvaluator(workdir=tmp_path / "ev")._judge(task, task.case("5"), {}, tmp_path / "k.cpp", rows, [])
+    assert failed is None                  # the next case runs; nothing was built for this one
+    assert rows == [{"id": "5", "role": "correctness", "passed": None, "failure_class": "too_large",
+                     "message": rows[0]["message"]}]
+    assert "not judged" in rows[0]["message"]

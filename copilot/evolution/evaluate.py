@@ -289,10 +289,15 @@ class SimEvaluator:
         row and diagnostics: (the Evaluation that stops the cascade if it failed, else None;
         seconds spent building)."""
         from copilot.backends import sim
-        from copilot.oracle import run_verdict
+        from copilot.oracle import CaseTooLarge, run_verdict
 
         seconds = 0.0
-        r = self._reference(task, case, seed)
+        try:
+            r = self._reference(task, case, seed)
+        except CaseTooLarge as e:       # no oracle fits (its estimate or the golden's real peak): not judged
+            cases_out.append({"id": case.id, "role": "correctness", "passed": None,
+                              "failure_class": "too_large", "message": str(e)})
+            return None, seconds
         out_dtypes = [o.dtype for o in r.ref.outputs]
         bkey = tuple(case.dtypes) + tuple(out_dtypes)
         b = builds.get(bkey)
@@ -378,7 +383,6 @@ class SimEvaluator:
         fresh inputs (another seed than the cascade's), every performance case run in full (all
         blocks, every element judged). 'passed' with the full-run estimate, or the failure with an
         EVO.REVALIDATION diagnostic naming the case."""
-        from copilot.oracle import CaseTooLarge
         from copilot.tasks import select_cases
 
         path = self._source(task, candidate)
@@ -394,12 +398,7 @@ class SimEvaluator:
         for case in task.cases:
             if case.id in perf_ids:          # judged in full below
                 continue
-            try:
-                failed, _ = self._judge(task, case, builds, path, cases_out, diags, seed=seed)
-            except CaseTooLarge as e:   # no oracle fits: correctness rests on its twin
-                cases_out.append({"id": case.id, "role": "correctness", "passed": None,
-                                  "failure_class": "too_large", "message": str(e)})
-                continue
+            failed, _ = self._judge(task, case, builds, path, cases_out, diags, seed=seed)
             if failed is not None:
                 return _demoted(failed, f"case {case.id} failed on fresh inputs (seed {seed})")
         for case in perf:
