@@ -410,10 +410,14 @@ def test_later_rounds_do_not_draw_a_parent_that_its_own_child_already_beats():
 
 
 def test_a_timed_case_says_what_its_hbm_share_means():
+    from copilot.costmodel import cost_params
+
     text = explain_estimate(PERF_ROW)
     assert "its HBM share 12000.0 (its bytes at its share of the HBM bandwidth" in text
     assert "more cores do not copy faster" in text
-    assert "at HBM's peak 3840 GB/s" in text and "sustained 1505 GB/s is at 39% of a memory roofline" in text
+    p = cost_params("910B2")
+    assert f"at HBM's peak {p.hbm_peak_gbps:.0f} GB/s" in text
+    assert f"sustained {p.hbm_gbps:.0f} GB/s is at {p.hbm_gbps / p.hbm_peak_gbps:.0%} of a memory roofline" in text
     # 31200 us est. on 32600 us of busy pipes: about 4% overlap (the launch is taken off first)
     assert "the slowest core runs 31196.7 us" in text and "for 32600.0 us of pipe busy time: its pipes overlap 4%" in text
 
