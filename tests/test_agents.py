@@ -40,6 +40,8 @@ class CodeEvaluator:
             return Evaluation("incorrect", cases=[{"id": "1", "passed": False, "role": "correctness",
                                                    "failure_class": "systematic_drift",
                                                    "message": "every element 3% high"}])
+        if "UNTIMED" in c.code:          # passes, but no performance case could be timed
+            return Evaluation("passed", cases=[{"id": "1", "passed": True, "role": "correctness"}])
         return Evaluation("passed", time_us=10.0, cases=[{"id": "2", "role": "performance", "est_us": 10.0,
                                                           "bottleneck": "memory", "pipes_us": {"MTE2": 8.0}}])
 
@@ -142,6 +144,23 @@ async def test_tool_agent_uses_its_tools_in_generation_one(task):
     assert "[run_quick_cases] status passed" in third and "bound by memory" in third
     assert task.case("2").label() + " scale=2.0: 10.00 us est." in third      # the profile names the case
     assert "TOOL read_card L4.instruction-costs" in third
+
+
+async def test_pipe_profile_says_which_run_gives_an_estimate(task):
+    untimed = GOOD.replace("// GOOD", "// UNTIMED")
+    llm = ScriptedLLM([
+        "TOOL show_pipe_profile",
+        WRONG % 1 + "\nTOOL run_quick_cases\nTOOL show_pipe_profile",
+        untimed % 2 + "\nTOOL run_quick_cases\nTOOL show_pipe_profile",
+        "DONE",
+    ])
+    p = await agent(llm).baseline(task, "910B2")
+    assert "UNTIMED 2" in p.code
+    before, failed, untimed_run = (llm.prompts[i].messages[-1]["content"] for i in (1, 2, 3))
+    assert "nothing evaluated yet" in before and "TOOL run_quick_cases" in before
+    assert "did not pass (incorrect)" in failed
+    assert "[run_quick_cases] status passed" in untimed_run
+    assert "none of its performance cases could be timed" in untimed_run and "stands as generation 1" in untimed_run
 
 
 async def test_authentication_error_ends_the_session_clearly(task, monkeypatch):

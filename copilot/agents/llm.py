@@ -29,12 +29,13 @@ TOOLS_HELP = """\
 ## Tools
 You may call tools before answering, one per line:
 TOOL build               compile your latest kernel and get its diagnostics
-TOOL run_quick_cases     build and run the quick correctness cases
+TOOL run_quick_cases     build, run the quick correctness cases, then time the performance cases
 TOOL read_card <ID>      read a knowledge card in full (ids as in the knowledge above or the list
                          below; cards above are shown compact or as one line: the full card has
                          every pair, field and limit, e.g. L4.Cast's per-chip pair table)
 TOOL show_diagnostics    the last diagnostics with their explaining cards
-TOOL show_pipe_profile   per-pipe busy times and the bottleneck of the last passing run
+TOOL show_pipe_profile   per-pipe busy times and the bottleneck (estimates) of the last passing
+                         run_quick_cases
 Put your kernel in a ```cpp block in the same reply as the tool calls that should see it.
 Reply DONE when the kernel passes: the latest kernel is then judged and timed as generation 1 (later
 rounds, if any, make variants of it); if it fails, the last kernel that passed run_quick_cases stands
@@ -204,7 +205,7 @@ class LLMAgent:
             ev = trace.last
             perf = [c for c in (ev.cases if ev else []) if c.get("role") == "performance"]
             if not perf:
-                return "[show_pipe_profile] no passing run with a time estimate yet"
+                return "[show_pipe_profile] " + _no_profile(ev)
             return "[show_pipe_profile] (cost-model estimates)\n" + "\n".join(
                 f"{self._case_label(task, c['id'])}: {explain_estimate(c, chip)}" for c in perf if c.get("est_us")) \
                 + f"\n(what each instruction costs in this model: TOOL read_card {COST_CARD})"
@@ -574,3 +575,17 @@ def _full_ids(slice_) -> list[str]:
 
 def _ids(text: str) -> list[str]:
     return re.findall(r"^### \[([\w.-]+)\]", text, re.M)
+
+
+def _no_profile(ev: Evaluation | None) -> str:
+    """Why show_pipe_profile has no estimate to show, and which run would give one: estimates come only
+    from the performance cases of a passing run_quick_cases."""
+    if ev is None:
+        return "nothing evaluated yet: TOOL run_quick_cases judges the latest kernel and times its performance cases"
+    if ev.status != "passed":
+        return (f"the last evaluation did not pass ({ev.status}): only a passing run_quick_cases times the "
+                "performance cases")
+    return ("the last run_quick_cases passed, but none of its performance cases could be timed here (most "
+            "often their reference needs more memory than the oracle's budget): no estimate on this machine, "
+            "and a kernel that passes still stands as generation 1")
+
