@@ -229,6 +229,23 @@ def test_the_sample_shapes_carry_their_attrs(task_dir):
     assert all(f"{k}={v}" in text for k, v in c.attrs.items()) and c.attrs
 
 
+def test_the_statement_gives_the_golden_s_output_dtypes_even_where_they_depend_on_the_values(task_dir):
+    """moe_re_routing's counts come back int64 from the golden's `.sum` (the proto says "same dtype as
+    the input"); unique without return_inverse returns y only: the model is told both up front."""
+    task = load_task(task_dir)
+    c = task.cases[0]
+    shape = "[" + ",".join(map(str, c.shapes[0])) + "]"
+    assert f"The golden's outputs (judged in these dtypes" in (text := prompts.task_statement(task))
+    assert f"case {c.id}: y {shape} {c.dtypes[0]}" in text
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"CANN-Bench not found at {CANNBENCH}")
+    moe = prompts.task_statement(load_task(CANNBENCH / "tasks" / "level3" / "moe_re_routing"))
+    assert "expert_token_num int64 (shapes depend on the values)" in moe
+    unique = prompts.task_statement(load_task(CANNBENCH / "tasks" / "level3" / "unique"))
+    assert "case 1: y float16 (shapes depend on the values) (inverse not returned by the golden: not judged)" in unique
+    assert "case 2: y float32, inverse int64 (shapes depend on the values);" in unique
+
+
 def test_an_attr_that_may_be_none_is_said_to_arrive_as_nullptr():
     if not CANNBENCH.is_dir():
         pytest.skip(f"CANN-Bench not found at {CANNBENCH}")

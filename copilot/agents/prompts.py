@@ -67,6 +67,7 @@ def task_statement(task: Task) -> str:
              f"Formula: {task.formula}" if task.formula else "",
              f"Inputs: {ins}. Outputs: {outs}. Attributes (in proto order): {attrs}.",
              f"One kernel must serve every case; sample shapes: {shapes}.",
+             _golden_outputs(task, task.cases[:6]),
              task.desc_text.strip(),
              "Where the description and its golden code disagree, the golden decides: every case is judged "
              "against the golden's outputs, computed by PyTorch on the CPU (its tie and NaN rules) on the "
@@ -75,6 +76,47 @@ def task_statement(task: Task) -> str:
              if task.desc_text.strip() else "",
              _golden_flags(task)]
     return "\n".join(x for x in lines if x)
+
+
+_GOLDEN_OUTPUTS: dict[tuple, str] = {}
+
+
+def _golden_outputs(task: Task, cases) -> str:
+    """The golden's outputs for the sample cases, as the judge compares them: their dtypes may differ
+    from the proto's (a `.sum` over int32 returns int64), and a golden may return fewer outputs than
+    the proto declares. From a run on meta tensors; where the outputs depend on the values (unique's
+    length), their dtypes from a real run of the case's shrunk twin. Once per task and cases."""
+    from copilot.costmodel.estimate import meta_outputs, output_shapes
+    from copilot.tasks.quick import twin
+
+    key = (task.name, id(task.golden), tuple(str(c.id) for c in cases))
+    if key in _GOLDEN_OUTPUTS:
+        return _GOLDEN_OUTPUTS[key]
+    rows = []
+    for c in cases:
+        try:
+            outs = meta_outputs(task, c)
+            rows.append(f"case {c.id}: " + ", ".join(f"{o.name} {_shape(tuple(o.shape))} {o.dtype}" for o in outs)
+                        + _not_returned(task, outs))
+            continue
+        except Exception:           # the golden needs values: a small real run gives the dtypes
+            pass
+        try:
+            outs = output_shapes(task, twin(c) or c)
+        except Exception as exc:
+            log.debug("no output dtypes for %s case %s: %s", task.name, c.id, exc)
+            continue
+        rows.append(f"case {c.id}: " + ", ".join(f"{o.name} {o.dtype}" for o in outs) + " (shapes depend on the values)"
+                    + _not_returned(task, outs))
+    text = ("The golden's outputs (judged in these dtypes; where they differ from the proto's, the golden "
+            "decides): " + "; ".join(rows) + ".") if rows else ""
+    _GOLDEN_OUTPUTS[key] = text
+    return text
+
+
+def _not_returned(task: Task, outs) -> str:
+    missing = [o.name for o in task.outputs[len(outs):]]
+    return f" ({', '.join(missing)} not returned by the golden: not judged)" if missing else ""
 
 
 def _golden_flags(task: Task) -> str:

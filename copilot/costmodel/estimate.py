@@ -36,17 +36,23 @@ class OutputShape:
 def output_shapes(task: Task, case: Case) -> list[OutputShape]:
     """Output shapes and dtypes from the golden on meta tensors (falls back to a real run of the
     golden in the case dtype when an op has no meta kernel)."""
-    from copilot.oracle.golden import golden_arguments
-    from copilot.oracle.inputs import meta_inputs
-
-    args, kwargs = golden_arguments(task, case, meta_inputs(task, case))
     try:
-        with torch.no_grad():
-            out = task.golden(*args, **kwargs)
+        return meta_outputs(task, case)
     except Exception:
         from copilot.oracle import make_inputs, reference
 
         return [OutputShape(o.name, o.shape, o.dtype) for o in reference(task, case, make_inputs(task, case)).outputs]
+
+
+def meta_outputs(task: Task, case: Case) -> list[OutputShape]:
+    """The golden's outputs (name, shape, dtype) from a run on meta tensors; raises where the golden
+    needs values (a data-dependent length, a `.item()`)."""
+    from copilot.oracle.golden import golden_arguments
+    from copilot.oracle.inputs import meta_inputs
+
+    args, kwargs = golden_arguments(task, case, meta_inputs(task, case))
+    with torch.no_grad():
+        out = task.golden(*args, **kwargs)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     names = [o.name for o in task.outputs]
     return [OutputShape(names[i] if i < len(names) else f"out{i}", tuple(t.shape), from_torch(t.dtype).name)
