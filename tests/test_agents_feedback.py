@@ -244,6 +244,7 @@ def test_the_statement_gives_the_golden_s_output_dtypes_even_where_they_depend_o
     unique = prompts.task_statement(load_task(CANNBENCH / "tasks" / "level3" / "unique"))
     assert "case 1: y float16 (shapes depend on the values) (inverse not returned by the golden: not judged)" in unique
     assert "case 2: y float32, inverse int64 (shapes depend on the values);" in unique
+    assert "[8192,8192] int32 return_inverse=True (x in [-10000, 10000])" in unique    # the key range
 
 
 def test_an_attr_that_may_be_none_is_said_to_arrive_as_nullptr():

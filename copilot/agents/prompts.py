@@ -62,7 +62,8 @@ def task_statement(task: Task) -> str:
     outs = ", ".join(f"{o.name}: {'|'.join(o.dtypes)}" for o in task.outputs)
     attrs = ", ".join(f"{a.name}: {a.type} = {a.default!r}" for a in task.attrs) or "none"
     shapes = "; ".join(" x ".join(_shape(s) for s in c.shapes) + " " + "/".join(d for d in c.dtypes if d)
-                       + "".join(f" {k}={v}" for k, v in (c.attrs or {}).items()) for c in task.cases[:6])
+                       + "".join(f" {k}={v}" for k, v in (c.attrs or {}).items()) + _value_ranges(task, c)
+                       for c in task.cases[:6])
     lines = [f"Operator {task.op_name} ({task.category}).",
              f"Formula: {task.formula}" if task.formula else "",
              f"Inputs: {ins}. Outputs: {outs}. Attributes (in proto order): {attrs}.",
@@ -112,6 +113,15 @@ def _golden_outputs(task: Task, cases) -> str:
             "decides): " + "; ".join(rows) + ".") if rows else ""
     _GOLDEN_OUTPUTS[key] = text
     return text
+
+
+def _value_ranges(task: Task, case) -> str:
+    """` (x in [-10000, 10000])`: the range the inputs' values are drawn from (a design may hinge on it:
+    unique's key range); finite ranges only, inf/NaN inputs are described in the case labels."""
+    parts = [f"{spec.name} in [{lo:g}, {hi:g}]"
+             for spec, shape, (lo, hi) in zip(task.inputs, case.shapes, case.value_ranges or [])
+             if shape is not None and math.isfinite(lo) and math.isfinite(hi)]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def _not_returned(task: Task, outs) -> str:
