@@ -118,6 +118,8 @@ def test_small_value_region_fails_when_kernel_errors_exceed_twice_the_reference(
     assert v.regions["small_value"] == {"count": 10, "kernel_errors": 3, "ref_errors": 0,
                                         "passed": False}
     assert v.worst_index == (10,)
+    assert "3 kernel errors over 2^-16 vs 0 for the reference, the golden run by PyTorch on the CPU in the " \
+        "output's own dtype" in v.message            # the message says what "the reference" is
     assert "small-value region" in v.message and "3 kernel errors" in v.message
 
 

@@ -47,6 +47,9 @@ THRESHOLDS: dict[str, Thresholds] = {
     "float8_e5m2": Thresholds(2**-2, 2**-1, 2**-3, 2**-5, 2**0),
 }
 
+# What "the reference" of a region's count rule is, as failure messages say it (docs/precision.md).
+REFERENCE = "the golden run by PyTorch on the CPU in the output's own dtype, in the golden's operation order"
+
 # Binary formats the golden is truncated to: explicit mantissa bits, exponent of the smallest
 # normal, largest finite value. hifloat32 is stored in float32 containers, so it truncates to float32.
 _FORMATS: dict[str, tuple[int, int, float]] = {
@@ -757,12 +760,12 @@ def _verdict(s: _Scan, th: Thresholds, shape: tuple[int, ...]) -> CaseVerdict:
     if not small_ok:
         parts.append(f"small-value region (|golden| < {_pow2(th.small_value)}): {s.k_small.count} "
                      f"kernel errors over {_pow2(th.small_value_error)} vs {s.r_small} for the "
-                     f"reference (ratio {s.k_small.count / max(s.r_small, 1):.3g} > 2); worst abs err "
+                     f"reference, {REFERENCE} (ratio {s.k_small.count / max(s.r_small, 1):.3g} > 2); worst abs err "
                      f"{s.worst_small.value:.3g} at {_index(s.worst_small.index, shape)}")
     if not cancel_ok:
         parts.append(f"cancellation region (|kernel| and |golden| < {_pow2(th.cancel)}): "
                      f"{s.k_cancel.count} kernel errors over {_pow2(th.mare)} vs {s.r_cancel} for the "
-                     f"reference (ratio {s.k_cancel.count / max(s.r_cancel, 1):.3g} > 2); worst rel err "
+                     f"reference, {REFERENCE} (ratio {s.k_cancel.count / max(s.r_cancel, 1):.3g} > 2); worst rel err "
                      f"{s.worst_cancel.value:.3g} at {_index(s.worst_cancel.index, shape)}")
 
     if normal_ok:
