@@ -454,6 +454,22 @@ def test_pooling_goldens_bring_gather_and_the_index_ramp_cards(monkeypatch):
     assert "aten.sort -> L4.Gather" in nms and "aten.sort -> L4.Atomic-SyncAll" in nms
 
 
+def test_weighted_sums_bring_the_fused_arithmetic_card(monkeypatch):
+    """Axpy's signature and dtype pairs (asked for on roi_align): reached through the golden's ops only."""
+    import copilot.agents.llm as llm_mod
+    from knowledge import assemble
+
+    monkeypatch.setattr(llm_mod, "golden_ops", lambda task: ["index", "mul", "sum", "roi_align"])
+    text = llm_mod.op_cards(None, [], "910B2")
+    assert "aten.roi_align -> L3.roi-align" in text and "aten.roi_align -> L4.compound-arith" in text
+    assert "Axpy<T, U>(LocalTensor<T> dst, LocalTensor<U> src, const U& scalarValue" in text
+    monkeypatch.setattr(llm_mod, "golden_ops", lambda task: ["addcmul"])
+    assert "aten.addcmul -> L4.compound-arith" in llm_mod.op_cards(None, [], "910B2")
+    monkeypatch.setattr(llm_mod, "golden_ops", lambda task: ["exp"])
+    assert "L4.compound-arith" not in llm_mod.op_cards(None, [], "910B2")
+    assert "L4.compound-arith" not in assemble(["fusion"], "init").ids     # not by pattern
+
+
 def test_the_statement_says_how_outputs_are_judged_and_the_registration_why_optional_attrs_are_required():
     if not CANNBENCH.is_dir():
         pytest.skip(f"CANN-Bench not found at {CANNBENCH}")
