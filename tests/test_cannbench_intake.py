@@ -650,3 +650,72 @@ def test_count_only_estimate_passes_tensor_lists_and_omitted_inputs_as_the_harne
     assert [tuple(t.shape) for t in x] == [(8, 4), (3,)] and all(t.is_meta for t in x)
     assert bias is None
     assert kernel_tensors(seen["inputs"])[0].shape == (35,)
+
+
+# --- the harness: a declared output the golden does not return keeps its slot, as a null address -----
+
+_ABSENT_OUTPUT_KERNEL = r'''
+#include "kernel_operator.h"
+#include "tiling/platform/platform_ascendc.h"
+#include "register/op_def_registry.h"
+
+struct ShiftTiling { uint32_t n; float shift; };
+
+extern "C" __global__ __aicore__ void shift_inv(GM_ADDR x, GM_ADDR y, GM_ADDR inverse, GM_ADDR workspace,
+                                                GM_ADDR tiling)
+{
+    REGISTER_TILING_DEFAULT(ShiftTiling);
+    GET_TILING_DATA(t, tiling);
+    AscendC::TPipe pipe;
+    AscendC::TQue<AscendC::TPosition::VECIN, 1> inX;
+    AscendC::TQue<AscendC::TPosition::VECOUT, 1> outY;
+    pipe.InitBuffer(inX, 1, t.n * sizeof(float));
+    pipe.InitBuffer(outY, 1, t.n * sizeof(float));
+    AscendC::GlobalTensor<float> xg, yg;
+    xg.SetGlobalBuffer((__gm__ float*)x, t.n);
+    yg.SetGlobalBuffer((__gm__ float*)y, t.n);
+    AscendC::LocalTensor<float> lx = inX.AllocTensor<float>();
+    AscendC::DataCopy(lx, xg, t.n);
+    inX.EnQue(lx);
+    lx = inX.DeQue<float>();
+    AscendC::LocalTensor<float> ly = outY.AllocTensor<float>();
+    // the marker: an inverse slot that is not null makes y wrong
+    AscendC::Adds(ly, lx, inverse == nullptr ? t.shift : t.shift + 100.0f, t.n);
+    inX.FreeTensor(lx);
+    outY.EnQue(ly);
+    ly = outY.DeQue<float>();
+    AscendC::DataCopy(yg, ly, t.n);
+    outY.FreeTensor(ly);
+}
+
+namespace optiling {
+static ge::graphStatus TilingFunc(gert::TilingContext* context)
+{
+    auto* t = context->GetTilingData<ShiftTiling>();
+    t->n = (uint32_t)context->GetInputShape(0)->GetStorageShape().GetShapeSize();
+    t->shift = 1.0f;
+    context->SetBlockDim(1);
+    return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+'''
+
+
+def test_a_declared_output_the_golden_does_not_return_is_a_null_gm_address_in_its_slot(tmp_path):
+    """unique with return_inverse=False returns y only though the proto declares y and inverse: the
+    kernel still gets (x, y, inverse=nullptr, workspace, tiling), not workspace and tiling one slot early
+    (a session-9 kernel crashed with a null pointer on every block), and only y is judged."""
+    from copilot.backends.sim import check_kernel
+
+    d = _task(tmp_path, """
+        operator:
+          name: ShiftInv
+          inputs: [{name: x, dtype: [float32]}]
+          outputs: [{name: y, dtype: [float32]}, {name: inverse, dtype: [int64]}]
+        """, "cases:\n- {case_id: 1, input_shape: [[1024]], dtype: [float32]}\n",
+        "def shift_inv(x):\n    return x + 1\n", name="shift_inv")
+    kernel = tmp_path / "shift_inv.cpp"
+    kernel.write_text(_ABSENT_OUTPUT_KERNEL)
+    doc = check_kernel(kernel, load_task(d), cases="all").to_json()
+    assert doc["compiled"], doc["diagnostics"]
+    assert [(c["id"], c["passed"]) for c in doc["cases"]] == [("1", True)], (doc["cases"], doc["diagnostics"])

@@ -589,7 +589,17 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
             lines.append(f"input {spec.name} {GE_CODES[dt.ge]} {t.dim()} {' '.join(map(str, t.shape))} "
                          f"{name} {pad} {nbytes}")
         out_pads = []
-        for i, spec in enumerate(outputs):
+        # One slot per DECLARED output, in proto order (as CANN passes them): a declared output the
+        # golden does not return for this case gets a null GM address; only returned ones are judged.
+        returned = {s.name for s in outputs}
+        declared = [o.name for o in getattr(task, "outputs", [])]
+        slots = [next(s for s in outputs if s.name == n) if n in returned else n for n in declared]
+        slots += [s for s in outputs if s.name not in declared]
+        for spec in slots:
+            if isinstance(spec, str):  # declared, not returned: null GM address, later slots keep their index
+                dt = lookup_dtype(next(o for o in task.outputs if o.name == spec).dtypes[0])
+                lines.append(f"output {spec} {GE_CODES[dt.ge]} 0 null 0 0")
+                continue
             dt = lookup_dtype(spec.dtype)
             nbytes = math.prod(spec.shape) * dt.itemsize
             if count_only:
@@ -674,9 +684,11 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         outs, written = [], 0
         if not count_only:
             try:
-                out_gms = gms[len(gms) - len(outputs):]
-                for i, spec in enumerate(outputs):
-                    t, w = _read_tensor(out_gms[i], out_pads[i], spec, count_written)
+                out_gms = dict(zip((s.name for s in slots if not isinstance(s, str)),
+                                   zip(gms[len(gms) - len(out_pads):], out_pads)))
+                for spec in outputs:
+                    gm, pad = out_gms[spec.name]
+                    t, w = _read_tensor(gm, pad, spec, count_written)
                     outs.append(t)
                     written += w
             except UnsafeFile as e:
