@@ -1,5 +1,7 @@
-"""The golden's fp16 convolutions run on the fp32 kernels and round once: the same bits as torch's
-own (50x slower) fp16 CPU kernels, for every form a CANN-Bench golden uses."""
+"""The golden's fp16 convolutions run on the fp32 kernels and round once, for every form a CANN-Bench
+golden uses: the same bits as the fp32 result rounded to fp16, and never less exact than torch's own
+(50x slower) fp16 CPU kernels, which return those bits on most CPUs but round partial sums to fp16 on
+some (conv_transpose2d on an AMD EPYC: 47 of 162 elements differ, up to 3e-3 from the fp64 result)."""
 
 from __future__ import annotations
 
@@ -15,26 +17,28 @@ def _half(*shape, seed):
     return torch.randn(*shape, generator=g).half()
 
 
-FORMS = {
-    "conv2d": lambda: F.conv2d(_half(1, 4, 7, 6, seed=1), _half(4, 2, 3, 3, seed=2), _half(4, seed=3),
-                               stride=2, padding=1, groups=2),
-    "depthwise conv2d": lambda: F.conv2d(_half(1, 3, 6, 6, seed=4), _half(3, 1, 3, 3, seed=5), groups=3,
-                                         dilation=2, padding=2),
-    "conv_transpose2d": lambda: F.conv_transpose2d(_half(1, 3, 4, 4, seed=6), _half(3, 2, 3, 3, seed=7),
-                                                   stride=2),
-    "conv3d weight gradient": lambda: F.grad.conv3d_weight(_half(1, 3, 4, 5, 5, seed=8), (4, 3, 3, 3, 3),
-                                                           _half(1, 4, 2, 3, 3, seed=9)),
+FORMS = {      # each form on inputs of dtype `dt`
+    "conv2d": lambda dt: F.conv2d(_half(1, 4, 7, 6, seed=1).to(dt), _half(4, 2, 3, 3, seed=2).to(dt),
+                                  _half(4, seed=3).to(dt), stride=2, padding=1, groups=2),
+    "depthwise conv2d": lambda dt: F.conv2d(_half(1, 3, 6, 6, seed=4).to(dt), _half(3, 1, 3, 3, seed=5).to(dt),
+                                            groups=3, dilation=2, padding=2),
+    "conv_transpose2d": lambda dt: F.conv_transpose2d(_half(1, 3, 4, 4, seed=6).to(dt),
+                                                      _half(3, 2, 3, 3, seed=7).to(dt), stride=2),
+    "conv3d weight gradient": lambda dt: F.grad.conv3d_weight(_half(1, 3, 4, 5, 5, seed=8).to(dt), (4, 3, 3, 3, 3),
+                                                              _half(1, 4, 2, 3, 3, seed=9).to(dt)),
 }
 
 
 @pytest.mark.parametrize("form", sorted(FORMS))
-def test_fp16_convolutions_are_bit_identical_to_torchs_fp16_kernels(form):
-    native = FORMS[form]()
+def test_fp16_convolutions_round_the_fp32_result_once(form):
     with HalfConvolutionsInFloat() as mode:
-        fast = FORMS[form]()
+        fast = FORMS[form](torch.float16)
     assert mode.widened >= 1                               # it did run on the fp32 kernels
-    assert fast.dtype == torch.float16 and fast.shape == native.shape
-    assert torch.equal(fast, native)
+    assert fast.dtype == torch.float16
+    assert torch.equal(fast, FORMS[form](torch.float32).half())
+    native, exact = FORMS[form](torch.float16), FORMS[form](torch.float64)   # torch's fp16 kernel, the truth
+    assert native.shape == fast.shape
+    assert (fast.double() - exact).abs().max() <= (native.double() - exact).abs().max()   # never less exact
 
 
 def test_other_ops_and_dtypes_pass_through_untouched():
