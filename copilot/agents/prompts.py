@@ -126,7 +126,7 @@ def _value_ranges(task: Task, case) -> str:
 
 def _not_returned(task: Task, outs) -> str:
     missing = [o.name for o in task.outputs[len(outs):]]
-    return f" ({', '.join(missing)} not returned by the golden: its GM_ADDR is nullptr, not judged)" if missing else ""
+    return f" ({', '.join(missing)} not returned by the golden: not judged; its GM_ADDR may be nullptr, so never write it)" if missing else ""
 
 
 def _golden_flags(task: Task) -> str:
