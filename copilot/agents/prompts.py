@@ -96,20 +96,17 @@ def _golden_outputs(task: Task, cases) -> str:
     rows = []
     for c in cases:
         try:
-            outs = meta_outputs(task, c)
-        except Exception as exc:    # the golden needs values: a small real run gives the dtypes below
+            outs, shaped = meta_outputs(task, c), True
+        except Exception as exc:    # the golden needs values: a small real run gives the dtypes
             log.debug("%s case %s: no meta run (%s)", task.name, c.id, exc)
-        else:
-            rows.append(f"case {c.id}: " + ", ".join(f"{o.name} {_shape(tuple(o.shape))} {o.dtype}" for o in outs)
-                        + _not_returned(task, outs))
-            continue
-        try:
-            outs = output_shapes(task, twin(c) or c)
-        except Exception as exc:
-            log.debug("no output dtypes for %s case %s: %s", task.name, c.id, exc)
-            continue
-        rows.append(f"case {c.id}: " + ", ".join(f"{o.name} {o.dtype}" for o in outs) + " (shapes depend on the values)"
-                    + _not_returned(task, outs))
+            try:
+                outs, shaped = output_shapes(task, twin(c) or c), False
+            except Exception as exc:
+                log.debug("no output dtypes for %s case %s: %s", task.name, c.id, exc)
+                continue
+        rows.append(f"case {c.id}: " + ", ".join(f"{o.name} {_shape(tuple(o.shape))} {o.dtype}" if shaped
+                                                 else f"{o.name} {o.dtype}" for o in outs)
+                    + ("" if shaped else " (shapes depend on the values)") + _not_returned(task, outs))
     text = ("The golden's outputs (judged in these dtypes; where they differ from the proto's, the golden "
             "decides): " + "; ".join(rows) + ".") if rows else ""
     _GOLDEN_OUTPUTS[key] = text

@@ -591,9 +591,9 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         out_pads = []
         # One slot per DECLARED output, in proto order (as CANN passes them): a declared output the
         # golden does not return for this case gets a null GM address; only returned ones are judged.
-        returned = {s.name for s in outputs}
+        returned = {s.name: s for s in outputs}
         declared = [o.name for o in getattr(task, "outputs", [])]
-        slots = [next(s for s in outputs if s.name == n) if n in returned else n for n in declared]
+        slots = [returned.get(n, n) for n in declared]
         slots += [s for s in outputs if s.name not in declared]
         for spec in slots:
             if isinstance(spec, str):  # declared, not returned: null GM address, later slots keep their index
