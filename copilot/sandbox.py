@@ -12,6 +12,9 @@ Layers, each used where this machine allows it (`sandbox_capabilities()` says wh
 - a cgroup per run (memory and process caps for the whole tree; v1 or v2, when writable), else
   the rlimit fallback: CPU seconds, address space per process, processes, file size, no core;
 - a new session whose process group is killed on the wall-clock timeout;
+- nothing outlives the app: the run's first process gets SIGKILL when the app dies (SIGTERM,
+  SIGKILL, Ctrl-C), checked against the race of an app that died first, and so does the pid
+  namespace's pid 1 when the first process dies (again after the uid drop, which clears it);
 - inside the launcher, a seccomp filter (cannsim/harness.cpp).
 The parent reads back only through `read_regular` (no-follow, regular file, owner, size cap) and
 the descriptors it opened itself.
@@ -104,6 +107,7 @@ def sandbox_capabilities() -> dict:
     cgroup = _cgroup_layout()
     return {
         "scrubbed_env": True,
+        "dies_with_parent": bool(setpriv) and _probe([setpriv, "--pdeathsig", "KILL", "true"]),
         "private_tmpdir": namespaces,
         "rlimits": ["RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_CORE"],
         "process_group_kill": True,
@@ -209,6 +213,7 @@ class _Cgroup:
                 mem = Path("/sys/fs/cgroup/memory/cannpilot") / name
                 pids = Path("/sys/fs/cgroup/pids/cannpilot") / name
                 for d in (mem, pids):
+                    _remove_stale_cgroups(str(d.parent))
                     d.mkdir(parents=True, exist_ok=True)
                     self.dirs.append(d)
                 (mem / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
@@ -219,6 +224,7 @@ class _Cgroup:
                 with contextlib.suppress(OSError):
                     (base / "cgroup.subtree_control").write_text("+memory +pids")
                 d = base / name
+                _remove_stale_cgroups(str(base))
                 d.mkdir(exist_ok=True)
                 self.dirs.append(d)
                 (d / "memory.max").write_text(str(limits.memory_bytes))
@@ -245,6 +251,29 @@ class _Cgroup:
                 time.sleep(0.01)
             with contextlib.suppress(OSError):
                 d.rmdir()
+
+
+@lru_cache(maxsize=None)
+def _remove_stale_cgroups(base: str) -> None:
+    """Once per process: remove the empty cgroups `run-<pid>-...` of apps that are gone (killed
+    before they could remove them, or whose last process exited after `close` gave up)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(base):
+            parts = entry.name.split("-")
+            if parts[0] == "run" and len(parts) > 1 and parts[1].isdigit() and not pid_alive(int(parts[1])):
+                with contextlib.suppress(OSError):
+                    os.rmdir(entry.path)     # fails while a process is left in it
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this id exists (a zombie counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 # ---------------------------------------------------------------- safe reads
@@ -351,14 +380,16 @@ def run_sandboxed(argv: list[str], workdir: Path, limits: Limits, *, uid: int | 
         lim.append(f"--nproc={nproc}")
     drop = []
     if caps["drop_to_nobody"] and uid != os.getuid():
+        # --pdeathsig after the uid change (setpriv sets it last): the change clears the one before.
         drop = [shutil.which("setpriv") or "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
-                "--inh-caps=-all", "--"]
+                "--inh-caps=-all", *(["--pdeathsig", "KILL"] if caps["dies_with_parent"] else []), "--"]
     tail = lim + ["--"] + drop
     launch = _launch_program() if caps["pid_mount_ipc_namespaces"] and jail is None else None
     if launch is not None:
         # One program does the root part below (sandbox_launch.cpp): one exec instead of eight.
-        prefix = [str(launch), "--tmpfs", str(limits.tmpfs_bytes), "--cpu", str(limits.cpu_seconds),
-                  "--as", str(limits.address_space_bytes), "--fsize", str(limits.file_bytes), "--cwd", str(workdir)]
+        prefix = [str(launch), "--parent", str(os.getpid()), "--tmpfs", str(limits.tmpfs_bytes),
+                  "--cpu", str(limits.cpu_seconds), "--as", str(limits.address_space_bytes),
+                  "--fsize", str(limits.file_bytes), "--cwd", str(workdir)]
         prefix += [a for f in (cg.procs_files() if cg else []) for a in ("--cgroup-procs", f)]
         if nproc is not None:
             prefix += ["--nproc", str(nproc)]
@@ -381,10 +412,11 @@ def run_sandboxed(argv: list[str], workdir: Path, limits: Limits, *, uid: int | 
                 script.append(f"if [ -d {d} ]; then mount -t tmpfs -o size={size},mode=1777,nosuid,nodev tmpfs {d}; fi")
             script.append("mount -t proc proc /proc")
         script.append('unset PWD OLDPWD; exec "$@"')
-        prefix = [shutil.which("unshare") or "unshare", "-n", "-p", "-f", "-m", "-i", "--kill-child", "--",
-                  "sh", "-c", "\n".join(script), "sandbox"] + tail
+        prefix = _with_parent(caps) + [shutil.which("unshare") or "unshare", "-n", "-p", "-f", "-m", "-i",
+                                       "--kill-child", "--", "sh", "-c", "\n".join(script), "sandbox"] + tail
     else:
-        prefix = ([shutil.which("unshare") or "unshare", "-n", "--"] if caps["network_namespace"] else []) + tail
+        prefix = _with_parent(caps) + (
+            [shutil.which("unshare") or "unshare", "-n", "--"] if caps["network_namespace"] else []) + tail
 
     t0 = time.perf_counter()
     out_fd = os.open(workdir / "stdout.txt", os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
@@ -416,6 +448,15 @@ def run_sandboxed(argv: list[str], workdir: Path, limits: Limits, *, uid: int | 
     finally:
         os.close(out_fd)
         os.close(err_fd)
+
+
+def _with_parent(caps: dict) -> list[str]:
+    """The prefix that makes the run's first process die with this one (what sandbox_launch does
+    itself): the parent-death signal, then exit if this process was already gone by then."""
+    if not caps["dies_with_parent"]:
+        return []
+    return [shutil.which("setpriv") or "setpriv", "--pdeathsig", "KILL", "--",
+            "sh", "-c", 'test "$PPID" = "$0" || exit 125; exec "$@"', str(os.getpid())]
 
 
 LAUNCH_SOURCE = Path(__file__).with_name("sandbox_launch.cpp")

@@ -2,15 +2,17 @@
 // runs it in place of the unshare -> sh -> mount x4 -> prlimit -> setpriv chain; same layers,
 // one exec before the launcher's instead of eight).
 //
-// Usage: sandbox_launch [--cgroup-procs FILE]... --tmpfs BYTES --cpu SECONDS --as BYTES
-//                       --fsize BYTES [--nproc N] [--uid UID] --cwd DIR -- ARGV...
+// Usage: sandbox_launch [--parent PID] [--cgroup-procs FILE]... --tmpfs BYTES --cpu SECONDS
+//                       --as BYTES --fsize BYTES [--nproc N] [--uid UID] --cwd DIR -- ARGV...
 //
 // New network, pid, mount and IPC namespaces; this process waits for the namespace's pid 1 and
-// exits as it did (the same signal, or its status), and pid 1 is killed if this process dies. Pid
-// 1, before any untrusted code: mount propagation private, the cgroup joined, the cwd taken (before
-// /tmp is covered), private tmpfs on /tmp, /var/tmp and /dev/shm, a fresh /proc, rlimits (CPU,
-// address space, file size, no core, processes), supplementary groups cleared, the uid and gid
-// set, inheritable and ambient capabilities cleared, no new privileges; then exec ARGV.
+// exits as it did (the same signal, or its status). It is killed when its parent (PID, the app)
+// dies, and pid 1 when it dies; pid 1's death ends every process of the namespace. So a killed app
+// (SIGTERM, SIGKILL, Ctrl-C) leaves no launcher and no block running. Pid 1, before any untrusted
+// code: mount propagation private, the cgroup joined, the cwd taken (before /tmp is covered),
+// private tmpfs on /tmp, /var/tmp and /dev/shm, a fresh /proc, rlimits (CPU, address space, file
+// size, no core, processes), supplementary groups cleared, the uid and gid set, inheritable and
+// ambient capabilities cleared, no new privileges; then exec ARGV.
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -42,6 +44,7 @@ struct Options {
     std::vector<std::string> cgroup_procs;
     unsigned long long tmpfs = 64ull << 20, cpu = 120, as = 4ull << 30, fsize = 256ull << 20, nproc = 0;
     long uid = -1;
+    long parent = -1;
     std::string cwd;
     char** argv = nullptr;
 };
@@ -72,6 +75,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--fsize") o.fsize = number(v);
         else if (a == "--nproc") o.nproc = number(v);
         else if (a == "--uid") o.uid = static_cast<long>(number(v));
+        else if (a == "--parent") o.parent = static_cast<long>(number(v));
         else if (a == "--cwd") o.cwd = v;
         else { std::fprintf(stderr, "sandbox: unknown option %s\n", a.c_str()); _exit(125); }
     }
@@ -101,11 +105,16 @@ void drop_inheritable_caps() {
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) die("ambient caps");
 }
 
-// `alive`: the read end of a pipe whose write end only the waiter holds (hung up = it is gone).
-[[noreturn]] void pid_one(const Options& o, int alive) {
+// Die (SIGKILL) with the waiter. `alive`: the read end of a pipe whose write end only the waiter
+// holds (hung up = it is gone), for a waiter that died before the prctl.
+void die_with_waiter(int alive) {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die("pdeathsig");
     pollfd p{alive, POLLIN, 0};
-    if (poll(&p, 1, 0) != 0) _exit(125);                  // the waiter died before the line above
+    if (poll(&p, 1, 0) != 0) _exit(125);
+}
+
+[[noreturn]] void pid_one(const Options& o, int alive) {
+    die_with_waiter(alive);
     if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) die("mount propagation");
     for (const auto& f : o.cgroup_procs) write_text(f, std::to_string(getpid()));
     if (chdir(o.cwd.c_str()) != 0) die("chdir");
@@ -128,7 +137,9 @@ void drop_inheritable_caps() {
         if (setresgid(id, id, id) != 0) die("setresgid");
         if (setresuid(id, id, id) != 0) die("setresuid");
         if (getuid() != id || geteuid() != id || getgid() != id) { errno = EPERM; die("uid drop"); }
+        die_with_waiter(alive);   // a uid or gid change clears the parent-death signal
     }
+    close(alive);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("no_new_privs");
     unsetenv("PWD");
     unsetenv("OLDPWD");
@@ -140,6 +151,9 @@ void drop_inheritable_caps() {
 
 int main(int argc, char** argv) {
     const Options o = parse(argc, argv);
+    // Die with the app; an app that died before the prctl has left this process to a reaper.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) die("pdeathsig");
+    if (o.parent >= 0 && getppid() != static_cast<pid_t>(o.parent)) _exit(125);
     int alive[2];
     if (pipe2(alive, O_CLOEXEC) != 0) die("pipe");
     if (unshare(CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC) != 0) die("unshare");

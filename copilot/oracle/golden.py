@@ -18,6 +18,7 @@ convolutions are therefore computed by the fp32 kernels and rounded once to fp16
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import tempfile
@@ -31,6 +32,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from copilot.dtypes import from_torch
 from copilot.errors import BadInput, CannpilotError
 from copilot.oracle.inputs import golden_takes_inputs_by_name
+from copilot.sandbox import pid_alive
 from copilot.tasks.model import Case, Task
 
 
@@ -248,12 +250,40 @@ def _child_setup(budget: int) -> None:
         pass                        # no /proc or no rlimits: the estimate alone guards
 
 
+GOLDEN_FILE_PREFIX = "cannpilot-golden-"
+
+
+def _shared_file() -> tuple[int | None, str]:
+    """(descriptor, path) of an empty file for the child's outputs that outlives no process: an
+    anonymous memory file (memfd, not bounded by /dev/shm's size), named by /proc/self/fd, which
+    goes with the last descriptor or mapping. Where there is none, a file named after this process
+    in /dev/shm (the temp dir when /dev/shm is missing), whose orphans a later run removes."""
+    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            fd = os.memfd_create(GOLDEN_FILE_PREFIX.rstrip("-"))
+            return fd, f"/proc/self/fd/{fd}"
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    _remove_orphans(shm or tempfile.gettempdir())
+    fd, path = tempfile.mkstemp(prefix=f"{GOLDEN_FILE_PREFIX}{os.getpid()}-", suffix=".pt", dir=shm)
+    os.close(fd)
+    return None, path
+
+
+@functools.lru_cache(maxsize=None)
+def _remove_orphans(directory: str) -> None:
+    """Once per process: the golden files of processes that are gone (killed before their cleanup)."""
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(directory):
+            pid = entry.name[len(GOLDEN_FILE_PREFIX):].split("-", 1)[0]
+            if entry.name.startswith(GOLDEN_FILE_PREFIX) and pid.isdigit() and not pid_alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
 def _in_child(compute, budget: int, what: str) -> Reference:
     """`compute()` in a forked child under the budget; its Reference comes back through a file in
     shared memory, mapped (not copied) into this process."""
-    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    fd, path = tempfile.mkstemp(prefix="cannpilot-golden-", suffix=".pt", dir=shm)
-    os.close(fd)
+    fd, path = _shared_file()
     try:
         with _CHILD_LOCK:
             pid = os.fork()
@@ -287,7 +317,10 @@ def _in_child(compute, budget: int, what: str) -> Reference:
         return _child_result(path, status, budget, what)
     finally:
         with contextlib.suppress(OSError):
-            os.unlink(path)
+            if fd is None:
+                os.unlink(path)
+            else:
+                os.close(fd)
 
 
 def _child_result(path: str, status: int, budget: int, what: str) -> Reference:

@@ -1,0 +1,162 @@
+"""Issue 24: a `cannpilot check` killed mid-run leaves nothing behind: no sandbox launcher, no
+harness block, no golden child (all die with the app), no shared-memory file of its golden.
+
+The check runs as a real subprocess (the venv's `cannpilot`) in a mount namespace of its own whose
+/dev/shm is a directory of the test, so the files it leaves there are told from those of every
+other process on the machine; only the process tree it started is looked at.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import VALID_TASK
+
+pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required"), pytest.mark.slow]
+
+CACHE = Path(tempfile.gettempdir()) / f"cannpilot-test-cache-{os.getuid()}"
+
+HOSTILE = Path(__file__).parent / "kernels" / "hostile"
+
+
+def _spin_kernel() -> str:
+    """The hostile infinite loop on two blocks, without the system headers the source scan refuses:
+    every block spins until it is killed, so the check is in its run when the test kills it."""
+    lines = (HOSTILE / "infinite_loop.cpp").read_text().splitlines()
+    code = "\n".join(x for x in lines if not x.startswith("#include <") or x == "#include <cstdint>") + "\n"
+    assert "SetBlockDim(1)" in code
+    return code.replace("SetBlockDim(1)", "SetBlockDim(2)")
+
+
+# A golden that takes a minute: the check is computing its reference when the test kills it.
+SLOW_GOLDEN = """\
+import time
+
+import torch
+
+
+def scaled_tanh(x: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
+    time.sleep(60)
+    return torch.tanh(x * scale).to(x.dtype)
+"""
+
+
+def _private_shm() -> bool:
+    return os.geteuid() == 0 and shutil.which("unshare") is not None and subprocess.run(
+        ["unshare", "-m", "--", "sh", "-c", "mount --bind /tmp /dev/shm"], capture_output=True).returncode == 0
+
+
+pytestmark.append(pytest.mark.skipif(not _private_shm(), reason="needs root for a private /dev/shm (unshare -m)"))
+
+
+def _cannpilot() -> list[str]:
+    exe = Path(sys.executable).with_name("cannpilot")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "copilot.cli"]
+
+
+def _start(tmp: Path, *args: str) -> subprocess.Popen:
+    """`cannpilot ARGS` (the Popen's pid is cannpilot's) with TMP/shm as its /dev/shm."""
+    shm = tmp / "shm"
+    shm.mkdir()
+    env = dict(os.environ, CANNPILOT_CACHE=str(CACHE), CANNPILOT_STORE=str(tmp / "store.sqlite"))
+    return subprocess.Popen(["unshare", "-m", "--", "sh", "-c", 'mount --bind "$0" /dev/shm && exec "$@"', str(shm),
+                             *_cannpilot(), *args], cwd=tmp, env=env, stdin=subprocess.DEVNULL,
+                            stdout=(tmp / "out.txt").open("wb"), stderr=(tmp / "err.txt").open("wb"))
+
+
+def _processes() -> dict[int, tuple[int, str, str, str]]:
+    """{pid: (ppid, state, start time, name)} of every process now."""
+    out = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                text = Path(entry.path, "stat").read_text()
+            except OSError:
+                continue
+            name, rest = text[text.index("(") + 1:text.rindex(")")], text[text.rindex(")") + 2:].split()
+            out[int(entry.name)] = (int(rest[1]), rest[0], rest[19], name)
+    return out
+
+
+def _tree(root: int) -> dict[int, tuple[int, str, str, str]]:
+    """The live processes descending from `root` (root included)."""
+    procs = _processes()
+    tree, todo = {}, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in procs and pid not in tree:
+            tree[pid] = procs[pid]
+            todo += [p for p, (ppid, *_rest) in procs.items() if ppid == pid]
+    return {p: v for p, v in tree.items() if v[1] not in "ZX"}
+
+
+def _wait_for(proc: subprocess.Popen, tmp: Path, ready, what: str, seconds: float = 300):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        tree = _tree(proc.pid)
+        if ready(tree):
+            return tree
+        if proc.poll() is not None:
+            pytest.fail(f"the check ended ({proc.returncode}) before {what}: {(tmp / 'err.txt').read_text()[-2000:]}")
+        time.sleep(0.05)
+    proc.kill()
+    pytest.fail(f"no {what} within {seconds:g} s")
+
+
+def _left(recorded: dict[int, tuple], seconds: float = 5.0) -> list[str]:
+    """What of the recorded processes still lives after `seconds` (same pid and start time)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        now = _processes()
+        left = [f"{p} {v[3]}" for p, v in recorded.items()
+                if p in now and now[p][2] == v[2] and now[p][1] not in "ZX"]
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(0.1)
+
+
+def _kill_and_collect(proc: subprocess.Popen, tree: dict, sig: int) -> list[str]:
+    proc.send_signal(sig)
+    proc.wait(timeout=30)
+    left = _left(tree)
+    for p in left:                     # the test cleans up what the check left (its own tree only)
+        with contextlib.suppress(OSError):
+            os.kill(int(p.split()[0]), signal.SIGKILL)
+    return left
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_a_check_killed_while_its_blocks_run_leaves_no_process(tmp_path, sig):
+    kernel = tmp_path / "spin.cpp"
+    kernel.write_text(_spin_kernel())
+    proc = _start(tmp_path, "check", str(kernel), "--task", "relu", "--cases", "all")
+    # The harness's pid 1 and its two blocks (the tiling child has ended by then).
+    tree = _wait_for(proc, tmp_path, lambda t: sum(v[3] == "harness" for v in t.values()) >= 3,
+                     "harness blocks running")
+    left = _kill_and_collect(proc, tree, sig)
+    assert not left, f"left running after {signal.Signals(sig).name}: {left}"
+    assert not list((tmp_path / "shm").iterdir())
+
+
+def test_a_check_killed_while_its_golden_runs_leaves_no_process_and_no_shared_file(tmp_path):
+    task = tmp_path / "slow_tanh"
+    shutil.copytree(VALID_TASK, task)
+    (task / "golden.py").write_text(SLOW_GOLDEN)
+    kernel = tmp_path / "k.cpp"
+    kernel.write_text("// never built: the check is killed while the golden runs\n")
+    proc = _start(tmp_path, "check", str(kernel), "--task", str(task), "--cases", "1")
+    # The golden's child: a fork of the check itself.
+    tree = _wait_for(proc, tmp_path, lambda t: any(v[0] == proc.pid for v in t.values()), "a golden child")
+    left = _kill_and_collect(proc, tree, signal.SIGTERM)
+    assert not left, f"left running after SIGTERM: {left}"
+    assert not list((tmp_path / "shm").iterdir()), "the golden's shared-memory file was left behind"
