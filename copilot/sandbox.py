@@ -31,6 +31,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -255,14 +256,36 @@ class _Cgroup:
 
 @lru_cache(maxsize=None)
 def _remove_stale_cgroups(base: str) -> None:
-    """Once per process: remove the empty cgroups `run-<pid>-...` of apps that are gone (killed
-    before they could remove them, or whose last process exited after `close` gave up)."""
+    """Once per process: remove the empty cgroups of apps that are gone (killed before they could
+    remove them, or whose last process exited after `close` gave up)."""
+    for path in orphans(base, "run-"):
+        with contextlib.suppress(OSError):
+            os.rmdir(path)     # fails while a process is left in it
+
+
+def orphans(directory: str, prefix: str) -> list[str]:
+    """The entries of `directory` named `<prefix><pid>-...` whose process is gone: what an app
+    killed before its cleanup left (every such name carries its maker's pid)."""
+    found = []
     with contextlib.suppress(OSError):
-        for entry in os.scandir(base):
-            parts = entry.name.split("-")
-            if parts[0] == "run" and len(parts) > 1 and parts[1].isdigit() and not pid_alive(int(parts[1])):
-                with contextlib.suppress(OSError):
-                    os.rmdir(entry.path)     # fails while a process is left in it
+        for entry in os.scandir(directory):
+            pid, sep, _ = entry.name[len(prefix):].partition("-")
+            if entry.name.startswith(prefix) and sep and pid.isdigit() and not pid_alive(int(pid)):
+                found.append(entry.path)
+    return found
+
+
+def make_run_dir(prefix: str) -> Path:
+    """A new directory `<prefix><pid>-...` in the temp dir for one run; a process's first one
+    removes those its killed predecessors left."""
+    _remove_orphan_dirs(tempfile.gettempdir(), prefix)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
+
+
+@lru_cache(maxsize=None)
+def _remove_orphan_dirs(directory: str, prefix: str) -> None:
+    for path in orphans(directory, prefix):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def pid_alive(pid: int) -> bool:

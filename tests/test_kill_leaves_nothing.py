@@ -22,7 +22,6 @@ import pytest
 
 from tests.conftest import VALID_TASK
 
-pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required"), pytest.mark.slow]
 
 CACHE = Path(tempfile.gettempdir()) / f"cannpilot-test-cache-{os.getuid()}"
 
@@ -56,7 +55,12 @@ def _private_shm() -> bool:
         ["unshare", "-m", "--", "sh", "-c", "mount --bind /tmp /dev/shm"], capture_output=True).returncode == 0
 
 
-pytestmark.append(pytest.mark.skipif(not _private_shm(), reason="needs root for a private /dev/shm (unshare -m)"))
+def _real_check(test):
+    """A test that runs a real check: g++, and root for the private /dev/shm."""
+    for mark in (pytest.mark.slow, pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required"),
+                 pytest.mark.skipif(not _private_shm(), reason="needs root for a private /dev/shm (unshare -m)")):
+        test = mark(test)
+    return test
 
 
 def _cannpilot() -> list[str]:
@@ -135,6 +139,7 @@ def _kill_and_collect(proc: subprocess.Popen, tree: dict, sig: int) -> list[str]
     return left
 
 
+@_real_check
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_a_check_killed_while_its_blocks_run_leaves_no_process(tmp_path, sig):
     kernel = tmp_path / "spin.cpp"
@@ -146,8 +151,15 @@ def test_a_check_killed_while_its_blocks_run_leaves_no_process(tmp_path, sig):
     left = _kill_and_collect(proc, tree, sig)
     assert not left, f"left running after {signal.Signals(sig).name}: {left}"
     assert not list((tmp_path / "shm").iterdir())
+    # Its run directory (inputs, outputs, the harness) goes with the next process's first run.
+    from copilot import sandbox
+
+    sandbox._remove_orphan_dirs.cache_clear()
+    sandbox.make_run_dir("cannsim-run-").rmdir()
+    assert not list(Path(tempfile.gettempdir()).glob(f"cannsim-run-{proc.pid}-*"))
 
 
+@_real_check
 def test_a_check_killed_while_its_golden_runs_leaves_no_process_and_no_shared_file(tmp_path):
     task = tmp_path / "slow_tanh"
     shutil.copytree(VALID_TASK, task)
@@ -160,3 +172,25 @@ def test_a_check_killed_while_its_golden_runs_leaves_no_process_and_no_shared_fi
     left = _kill_and_collect(proc, tree, signal.SIGTERM)
     assert not left, f"left running after SIGTERM: {left}"
     assert not list((tmp_path / "shm").iterdir()), "the golden's shared-memory file was left behind"
+
+
+def test_what_a_killed_app_left_is_removed_by_the_next_and_nothing_else(tmp_path, monkeypatch):
+    """Run directories (and golden files, cgroups) carry their maker's pid: a process's first run
+    removes those of processes that are gone, never one of a live process or another name."""
+    from copilot import sandbox
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    sandbox._remove_orphan_dirs.cache_clear()
+    left = tmp_path / f"cannsim-run-{gone.pid}-abc"
+    (left / "sub").mkdir(parents=True)
+    (left / "sub" / "case.txt").write_text("x")
+    live = tmp_path / f"cannsim-run-{os.getpid()}-def"
+    other = [tmp_path / "cannsim-run-12345678", tmp_path / f"cannsim-runner-{gone.pid}-x"]
+    for d in (live, *other):
+        d.mkdir()
+    new = sandbox.make_run_dir("cannsim-run-")
+    assert new.name.startswith(f"cannsim-run-{os.getpid()}-") and new.parent == tmp_path
+    assert not left.exists() and live.exists() and all(d.exists() for d in other)
+    assert sandbox.orphans(str(tmp_path), "cannsim-run-") == []

@@ -32,7 +32,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from copilot.dtypes import from_torch
 from copilot.errors import BadInput, CannpilotError
 from copilot.oracle.inputs import golden_takes_inputs_by_name
-from copilot.sandbox import pid_alive
+from copilot.sandbox import orphans
 from copilot.tasks.model import Case, Task
 
 
@@ -272,12 +272,9 @@ def _shared_file() -> tuple[int | None, str]:
 @functools.lru_cache(maxsize=None)
 def _remove_orphans(directory: str) -> None:
     """Once per process: the golden files of processes that are gone (killed before their cleanup)."""
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(directory):
-            pid = entry.name[len(GOLDEN_FILE_PREFIX):].split("-", 1)[0]
-            if entry.name.startswith(GOLDEN_FILE_PREFIX) and pid.isdigit() and not pid_alive(int(pid)):
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
+    for path in orphans(directory, GOLDEN_FILE_PREFIX):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def _in_child(compute, budget: int, what: str) -> Reference:

@@ -15,7 +15,6 @@ import mmap
 import os
 import shutil
 import struct
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -30,8 +29,8 @@ from copilot.chips import ChipProfile, load_chip
 from copilot.diagnostics import Diagnostic
 from copilot.dtypes import dtype as lookup_dtype
 from copilot.errors import BadInput
-from copilot.sandbox import (Limits, UnsafeFile, prepare_workdir, read_regular, run_sandboxed, run_uid,
-                             sandbox_capabilities)
+from copilot.sandbox import (Limits, UnsafeFile, make_run_dir, prepare_workdir, read_regular, run_sandboxed,
+                             run_uid, sandbox_capabilities)
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 GE_CODES = {"DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UINT8": 4, "DT_INT16": 6,
@@ -538,7 +537,7 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
     block_cpu = block_cpu_seconds or max(1, int(min(limits.wall_seconds, 30)))
     jobs = jobs or max(1, min(2, os.cpu_count() or 1))
 
-    workdir = Path(tempfile.mkdtemp(prefix="cannsim-run-"))
+    workdir = make_run_dir("cannsim-run-")
     try:
         with run_uid() as uid:
             return _run_in(workdir, uid, build, task, case, inputs, outputs, chip, limits, block_cpu, jobs,
