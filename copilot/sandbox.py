@@ -106,9 +106,10 @@ def sandbox_capabilities() -> dict:
     drop_user = root and bool(setpriv) and _probe(
         [setpriv, f"--reuid={UID_POOL[0]}", f"--regid={UID_POOL[0]}", "--clear-groups", "true"])
     cgroup = _cgroup_layout()
+    dies_with_parent = bool(setpriv) and _probe([setpriv, "--pdeathsig", "KILL", "true"])
     return {
         "scrubbed_env": True,
-        "dies_with_parent": bool(setpriv) and _probe([setpriv, "--pdeathsig", "KILL", "true"]),
+        "dies_with_parent": dies_with_parent,
         "private_tmpdir": namespaces,
         "rlimits": ["RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_NPROC", "RLIMIT_FSIZE", "RLIMIT_CORE"],
         "process_group_kill": True,
@@ -120,7 +121,7 @@ def sandbox_capabilities() -> dict:
         "nproc_limit_effective": drop_user or not root,
         "seccomp": os.path.exists("/proc/self/status") and "Seccomp:" in Path("/proc/self/status").read_text(),
         "protection_keys": _protection_keys(),
-        "notes": _notes(root, netns, drop_user, namespaces, cgroup) + (
+        "notes": _notes(root, netns, drop_user, namespaces, cgroup, dies_with_parent) + (
             [] if _protection_keys() else ["no protection keys (pku): the emulator's vault is a plain page, so a kernel "
                                            "that searches its memory can forge its cost record and find GM and UB"]),
     }
@@ -137,8 +138,12 @@ def _protection_keys() -> bool:
     return "pku" in flags and "ospke" in flags
 
 
-def _notes(root: bool, netns: bool, drop_user: bool, namespaces: bool, cgroup: str | None) -> list[str]:
+def _notes(root: bool, netns: bool, drop_user: bool, namespaces: bool, cgroup: str | None,
+           dies_with_parent: bool) -> list[str]:
     notes = []
+    if not dies_with_parent:
+        notes.append("no setpriv --pdeathsig: where the sandbox launcher is not used (the compiler, no root), a run "
+                     "of an app that is killed lives on until its limits end it")
     if not netns:
         notes.append("no network namespace: candidate sockets are refused by the seccomp filter only")
     if root and not drop_user:
