@@ -39,7 +39,11 @@ INCLUDE_DIR = SIM_DIR / "include"
 GXX = os.environ.get("CANNPILOT_CXX", "g++")
 # -Og: measured on 2 shared cores, the launcher compiles in about the time of -O0 (~half of -O1)
 # and the 16M-element emulation runs about as fast as with -O1 (twice as fast as -O0).
-CXX_FLAGS = ["-std=c++20", "-Og", "-pipe", "-fdiagnostics-plain-output", "-fmax-errors=20",
+# -g1: line tables and inlined-call records only, so that a crash report names the candidate's line
+# and the API it was in (crash_site.py). Measured (docs/results.md, issue 21, session 11): no build
+# time cost (compiler CPU 0.99x per candidate, 0.93x cold with the precompiled headers), the
+# launcher 235 KB -> 715 KB.
+CXX_FLAGS = ["-std=c++20", "-Og", "-g1", "-pipe", "-fdiagnostics-plain-output", "-fmax-errors=20",
              "-Winvalid-pch"]
 GENERATOR_VERSION = "4"
 # -Wconversion finds a repeat count narrowed into the APIs' uint8_t repeatTime (L2.REPEAT_LIMIT);

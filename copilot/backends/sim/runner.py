@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from copilot.backends.base import Build, PipeTimes, Run
-from copilot.backends.sim import opcodes
+from copilot.backends.sim import crash_site, opcodes
 from copilot.chips import ChipProfile, load_chip
 from copilot.diagnostics import Diagnostic
 from copilot.dtypes import dtype as lookup_dtype
@@ -40,6 +40,7 @@ EXIT_FATAL_RULE, EXIT_REPORTED = 86, 89
 DIAG_CAP = 4 << 20          # bytes of the diagnostics stream read back
 DIAG_LINES = 5000           # lines of it parsed
 MESSAGE_CAP = 600           # characters of one runtime message kept
+LOCATED_REPORTS = 8         # crash reports of one run whose frames are resolved to a line
 SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV",
            24: "SIGXCPU", 25: "SIGXFSZ", 31: "SIGSYS"}
 RUN_HINTS = {
@@ -368,8 +369,9 @@ def _estimate(cost_lines: list[str], params, block_dim: int):
     return None if est.unmodelled else est
 
 
-def collect_diagnostics(lines: list[str]) -> list[Diagnostic]:
-    """Runtime JSON lines → Diagnostics, one per (id, line) with the blocks it happened in."""
+def collect_diagnostics(lines: list[str], locate=None) -> list[Diagnostic]:
+    """Runtime JSON lines → Diagnostics, one per (id, line) with the blocks it happened in.
+    `locate(doc)` may give a finding without a line its line from the frames it carries."""
     groups: dict[tuple, dict] = {}
     order = []
     for text in lines:
@@ -389,6 +391,8 @@ def collect_diagnostics(lines: list[str]) -> list[Diagnostic]:
                 doc[k] = "".join(ch for ch in str(doc[k])[:MESSAGE_CAP] if ch.isprintable())
         if doc.get("severity") not in ("error", "warning", "info"):
             doc["severity"] = "error"
+        if locate is not None and doc.get("frames") and not doc.get("line"):
+            locate(doc)
         key = (doc.get("id", "RUN.CRASH"), int(doc.get("line", 0) or 0),
                doc.get("message", "") if not doc.get("line") else "")
         if key not in groups:
@@ -410,6 +414,20 @@ def collect_diagnostics(lines: list[str]) -> list[Diagnostic]:
                               line=int(doc.get("line", 0) or 0), hint=doc.get("hint", "") or RUN_HINTS.get(ident, ""),
                               api=doc.get("api", "") or "", raw=json.dumps(doc)))
     return out
+
+
+def _locate_crash(doc: dict, build: Build) -> None:
+    """A harness crash report's line, API and words from its frames (crash_site); unchanged when
+    they resolve to no candidate line or API."""
+    if build.artifact is None or build.source_path is None:
+        return
+    frames = crash_site.resolve(build.artifact, crash_site.parse_frames(doc.get("frames")))
+    site = crash_site.crash_site(frames, build.source_path.name)
+    if site is None:
+        return
+    doc["line"] = site.line
+    doc["api"] = doc.get("api") or site.api
+    doc["message"] = f"{doc.get('message', '')}, {crash_site.describe(site)}"
 
 
 def wall_timeout(wall_seconds: float) -> Diagnostic:
@@ -650,7 +668,15 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
             diag_lines = []
             if (workdir / "diag.jsonl").exists() or os.path.islink(workdir / "diag.jsonl"):
                 untrusted("the diagnostics stream", e)
-        diags = collect_diagnostics(diag_lines)
+        located = 0
+
+        def locate(doc: dict) -> None:     # a few reports: each is an addr2line run
+            nonlocal located
+            located += 1
+            if located <= LOCATED_REPORTS:
+                _locate_crash(doc, build)
+
+        diags = collect_diagnostics(diag_lines, locate)
         reported_blocks = {json.loads(x).get("block") for x in diag_lines if x.strip().startswith("{")
                            and '"source":"harness"' in x.replace(" ", "")}
         fatal_blocks = set()       # blocks with an error finding (a fatal rule ends the block with 86)

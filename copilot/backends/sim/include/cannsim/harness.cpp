@@ -20,6 +20,7 @@
 // or static initialiser of the candidate's object, whatever its priority), and fork/clone kill the
 // tiling and block children.
 #include <cerrno>
+#include <csetjmp>
 #include <csignal>
 #include <cstdarg>
 #include <cstddef>
@@ -44,6 +45,7 @@
 #include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <unwind.h>
 #include <vector>
 
 #include "cannsim/runtime.h"
@@ -394,9 +396,84 @@ static void json_escape(const char* s, char* out, size_t cap) {
     out[o] = 0;
 }
 
-// Harness findings, in the runtime's JSON-lines format.
+// ---------------------------------------------------------------- where a crash happened
+// The faulting instruction and its callers, as offsets from the executable's load base (the runner
+// resolves them to source lines with the build's debug line tables). Filled by the crash paths
+// before they report; "?" stands for a frame outside the executable (libc, libstdc++).
+extern "C" char __executable_start;   // the ELF header of the executable (GNU ld, gold, lld)
+extern "C" char _end;
+static char g_frames[32 * 19 + 1];
+static sigjmp_buf g_walk_jump;
+static volatile sig_atomic_t g_walking = 0;
+
+struct FrameWalk {
+    uintptr_t pc[40];
+    int n = 0;
+};
+
+static _Unwind_Reason_Code walk_frame(_Unwind_Context* ctx, void* arg) {
+    auto* w = static_cast<FrameWalk*>(arg);
+    int before = 0;
+    const uintptr_t ip = _Unwind_GetIPInfo(ctx, &before);
+    if (w->n >= 40) return _URC_END_OF_STACK;
+    w->pc[w->n++] = before ? ip : ip | (uintptr_t(1) << 63);   // top bit: a return address
+    return _URC_NO_REASON;
+}
+
+// `pc` is the faulting instruction (0 when not from a signal: every frame of the walk is listed).
+// The walk uses the unwind tables (-Og leaves no frame-pointer chain); a stack the kernel smashed
+// can make it fault, which ends the walk (the nested fault jumps back here) with the frames so far.
+static void capture_frames(uintptr_t pc) {
+    const uintptr_t lo = reinterpret_cast<uintptr_t>(&__executable_start), hi = reinterpret_cast<uintptr_t>(&_end);
+    size_t o = 0;
+    auto add = [&](uintptr_t a, bool ret) {
+        if (o + 20 >= sizeof g_frames) return;
+        if (a >= lo && a < hi) o += std::snprintf(g_frames + o, sizeof g_frames - o, "%s%s%llx", o ? " " : "",
+                                                 ret ? "r" : "", static_cast<unsigned long long>(a - lo));
+        else o += std::snprintf(g_frames + o, sizeof g_frames - o, "%s?", o ? " " : "");
+    };
+    g_frames[0] = 0;
+    static FrameWalk w;
+    w.n = 0;
+    if (sigsetjmp(g_walk_jump, 1) == 0) {
+        g_walking = 1;
+        sigset_t faults;
+        sigemptyset(&faults);
+        sigaddset(&faults, SIGSEGV);
+        sigaddset(&faults, SIGBUS);
+        sigprocmask(SIG_UNBLOCK, &faults, nullptr);
+        _Unwind_Backtrace(walk_frame, &w);
+    }
+    g_walking = 0;
+    int from = 0;
+    if (pc) {   // the walk goes through the handler and the signal frame first
+        from = w.n;
+        for (int k = 0; k < w.n; ++k)
+            if (w.pc[k] == pc) { from = k + 1; break; }
+        add(pc, false);
+    }
+    for (int k = from; k < w.n && k < from + 31; ++k) {
+        const bool ret = (w.pc[k] >> 63) != 0;
+        add(w.pc[k] & ~(uintptr_t(1) << 63), ret);
+    }
+}
+
+static uintptr_t fault_pc(void* ctx) {
+    if (!ctx) return 0;
+    const auto* uc = static_cast<const ucontext_t*>(ctx);
+#if defined(__x86_64__)
+    return static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+    return static_cast<uintptr_t>(uc->uc_mcontext.pc);
+#else
+    (void)uc;
+    return 0;
+#endif
+}
+
+// Harness findings, in the runtime's JSON-lines format (with the frames of a crash, when captured).
 static void report(const char* id, const char* severity, int line, const char* api, const char* fmt, ...) {
-    char msg[768], esc[1600], buf[2048];
+    char msg[768], esc[1600], buf[2048 + sizeof g_frames];
     va_list ap;
     va_start(ap, fmt);
     std::vsnprintf(msg, sizeof msg, fmt, ap);
@@ -404,8 +481,8 @@ static void report(const char* id, const char* severity, int line, const char* a
     json_escape(msg, esc, sizeof esc);
     int n = std::snprintf(buf, sizeof buf,
                           "{\"id\":\"%s\",\"severity\":\"%s\",\"api\":\"%s\",\"line\":%d,\"block\":%lld,"
-                          "\"message\":\"%s\",\"source\":\"harness\"}\n",
-                          id, severity, api, line, static_cast<long long>(g_block), esc);
+                          "\"message\":\"%s\",\"frames\":\"%s\",\"source\":\"harness\"}\n",
+                          id, severity, api, line, static_cast<long long>(g_block), esc, g_frames);
     if (g_diag_fd >= 0 && n > 0) (void)!write(g_diag_fd, buf, static_cast<size_t>(n < (int)sizeof buf ? n : (int)sizeof buf - 1));
 }
 
@@ -500,7 +577,9 @@ static bool in_ub_view(uintptr_t addr) {
 
 static const char* g_phase = "kernel";
 
-static void crash_handler(int sig, siginfo_t* info, void*) {
+static void crash_handler(int sig, siginfo_t* info, void* ctx) {
+    if (g_walking) siglongjmp(g_walk_jump, 1);   // the frame walk itself faulted (capture_frames)
+    capture_frames(fault_pc(ctx));
     uintptr_t addr = reinterpret_cast<uintptr_t>(info ? info->si_addr : nullptr);
     size_t ps = page_size();
 #ifndef SEGV_PKUERR
@@ -624,6 +703,7 @@ static void out_of_memory() {
 }
 
 static void on_terminate() {
+    capture_frames(0);   // __cxa_throw's caller is still on the stack
     report("RUN.CRASH", "error", 0, "", "the %s ended with an uncaught C++ exception (std::terminate)", g_phase);
     _exit(kExitReported);
 }
