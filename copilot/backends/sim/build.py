@@ -41,7 +41,7 @@ GXX = os.environ.get("CANNPILOT_CXX", "g++")
 # and the 16M-element emulation runs about as fast as with -O1 (twice as fast as -O0).
 # -g1: line tables and inlined-call records only, so that a crash report names the candidate's line
 # and the API it was in (crash_site.py). Measured (docs/results.md, issue 21, session 11): no build
-# time cost (compiler CPU 0.99x per candidate, 0.93x cold with the precompiled headers), the
+# time cost (compiler CPU 0.96x per candidate, 1.00x cold with the precompiled headers), the
 # launcher 235 KB -> 715 KB.
 CXX_FLAGS = ["-std=c++20", "-Og", "-g1", "-pipe", "-fdiagnostics-plain-output", "-fmax-errors=20",
              "-Winvalid-pch"]
