@@ -15,9 +15,10 @@ import pytest
 
 os.environ.setdefault("CANNPILOT_CACHE", str(Path(tempfile.gettempdir()) / f"cannpilot-test-cache-{os.getuid()}"))
 
-from copilot.backends.sim import check_kernel, crash_site  # noqa: E402
+from copilot.backends.sim import check_kernel, crash_site, run  # noqa: E402
 from copilot.backends.sim.build import build  # noqa: E402
 from copilot.backends.sim.runner import collect_diagnostics  # noqa: E402
+from copilot.oracle import make_inputs, reference  # noqa: E402
 from copilot.tasks import load_task  # noqa: E402
 
 pytestmark = [pytest.mark.skipif(shutil.which("g++") is None or shutil.which("addr2line") is None,
@@ -61,6 +62,19 @@ def test_crash_is_reported_at_its_kernel_line(relu, name, ident, api, function):
     else:
         assert f"at line {d.line} (in {function})" in d.message
     assert json.loads(d.raw)["frames"]          # the raw addresses stay with the finding
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86-64 inline assembly")
+def test_crash_on_a_smashed_stack_still_reports_its_line(relu):
+    """The frame walk faults on a stack that is not there: the report still comes, with the PC's line."""
+    path = CRASH / "smashed_stack.cpp"
+    case = _page_sized_case(relu)
+    inputs = make_inputs(relu, case)
+    b = build(path, relu, ["float32", "float32"], source_policy=False)
+    assert b.ok, [d.message for d in b.diagnostics]
+    r = run(b, relu, case, inputs, outputs=reference(relu, case, inputs).outputs)
+    d = next(d for d in r.diagnostics if d.id == "RUN.CRASH")
+    assert d.line == _marked_line(path) and f"at line {d.line} (in relu_crash)" in d.message, d.message
 
 
 def test_short_names_say_what_the_kernel_called():
