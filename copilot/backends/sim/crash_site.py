@@ -25,8 +25,8 @@ ADDR2LINE_TIMEOUT_S = 10
 OUTPUT_CAP = 1 << 20            # bytes of addr2line output parsed
 CACHED_BINARIES = 32
 CACHED_ADDRESSES = 4096         # per binary
-KERNEL_DIRS = ("candidate", "host")
-LAUNCHER_FILES = {"harness.cpp", "harness_entry.h"}   # the launcher around the kernel, not an API   # where the build puts the candidate's device and host halves
+KERNEL_DIRS = ("candidate", "host")                   # where the build puts the candidate's device and host halves
+LAUNCHER_FILES = {"harness.cpp", "harness_entry.h"}   # the launcher around the kernel, not an API
 # Namespaces of the emulator that say nothing to the kernel's author.
 HIDDEN_SCOPES = {"AscendC", "cannsim", "detail", "cannsim_glue", "cannsim_h", "(anonymous namespace)", "std"}
 _TOKEN = re.compile(r"(r?)([0-9a-f]{1,12})")
