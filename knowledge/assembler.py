@@ -24,9 +24,19 @@ from knowledge.tokens import count_tokens, tokenizer_name
 
 _LEVEL_ORDER = {lv: i for i, lv in enumerate(LEVELS)}
 
-# Exemplars by operator family (knowledge.router.FAMILY_OPS) where one fits better than the
-# pattern's: a sort/select or scatter kernel needs the cross-core protocol of the scalar reduction.
-FAMILY_EXEMPLARS = {"sort/select": "L5.reduction-to-scalar-mse_loss", "scatter": "L5.reduction-to-scalar-mse_loss"}
+# Exemplars by operator family (knowledge.router.FAMILY_OPS) where they fit better than the
+# pattern's, each with what the family's kernel takes from it, first the one for the family's own
+# data movement: a sort/select kernel sorts like the row sort and merges across cores like the
+# scalar reduction; a scatter moves rows like the row gather and combines like the reduction.
+_CROSS_CORE = ("L5.reduction-to-scalar-mse_loss",
+               "its cross-core protocol (per-core results in GM workspace slots, SyncAll, one core combines)")
+FAMILY_EXEMPLARS: dict[str, tuple[tuple[str, str], ...]] = {
+    "sort/select": (("L5.sort-sort_rows", "its in-UB sort (-inf padding, Sort32 runs, MrgSort passes, Extract)"),
+                    _CROSS_CORE),
+    "scatter": (("L5.gather-gather_rows", "its row moves (GM -> UB -> GM through a TQueBind, DataCopyPad rows)"),
+                _CROSS_CORE),
+    "gather/index": (("L5.gather-gather_rows", "its row gather (index read into UB, DataCopyPad rows, TQueBind)"),),
+}
 
 _CUBE_PATTERNS = {"matmul", "conv", "attention"}
 
@@ -149,12 +159,14 @@ def assemble(task_or_patterns, phase: str, chip: str = "910B2", diagnostics=(),
     ex = exemplar_for(primary, chip)
     ex_reason = f"verified {primary} exemplar"
     family, ex_note = routed.family, ""
-    if family and FAMILY_EXEMPLARS.get(family) in idx and idx[FAMILY_EXEMPLARS[family]].fits_chip(chip):
-        ex = idx[FAMILY_EXEMPLARS[family]]
+    family_ex = [(idx[cid], what) for cid, what in FAMILY_EXEMPLARS.get(family, ())
+                 if cid in idx and idx[cid].fits_chip(chip)]
+    extra_ex: list[KnowledgeCard] = []
+    if family_ex:
+        ex, extra_ex = family_ex[0][0], [c for c, _ in family_ex[1:]]
         ex_reason = f"verified exemplar for a {family} operator"
-        ex_note = (f"the exemplar {ex.id} is here for its cross-core protocol (per-core results in GM workspace "
-                   f"slots, SyncAll, one core combines), which a {family} kernel's merge needs; the "
-                   f"{family} strategy itself is in the operator's cards")
+        ex_note = ("; ".join(f"the exemplar {c.id} is here for {what}" for c, what in family_ex)
+                   + f"; the {family} strategy itself is in the operator's cards")
     elif family and ex is not None:
         if set(ex.patterns) & _CUBE_PATTERNS:       # a data-movement family is a vector kernel
             vector = [p for p in patterns if p not in _CUBE_PATTERNS] + ["reduction"]
@@ -166,7 +178,10 @@ def assemble(task_or_patterns, phase: str, chip: str = "910B2", diagnostics=(),
         ex_reason += f" (written for {', '.join(ex.chips)}: adapt it to {chip})"
     if phase == "init":
         apis = _pattern_apis(patterns[:2], chip) | set(ex.apis if ex is not None else ())
+        apis.update(a for other in extra_ex for a in other.apis)
         pick(0, ex, "full", ex_reason)
+        for other in extra_ex:
+            pick(0, other, "full", ex_reason)
         for c in cards:
             if c.level in ("L0", "L1") and "init" in c.phases and c.fits_pattern(patterns):
                 pick(1, c, "summary", f"{c.level} mental model")
@@ -199,6 +214,8 @@ def assemble(task_or_patterns, phase: str, chip: str = "910B2", diagnostics=(),
             for other in cards_for_api(api):
                 pick(2, idx[other], "compact", f"API {api} named by diagnostic {cid}")
         pick(3, ex, "full", ex_reason)
+        for other in extra_ex:
+            pick(3, other, "full", ex_reason)
     elif phase == "tuning":
         for c in cards:
             if c.level == "L3" and "tuning" in c.phases and c.fits_pattern(patterns):

@@ -58,7 +58,7 @@ def test_all_cards_load_and_every_level_is_populated():
     cards = load_cards()
     counts = Counter(c.level for c in cards)
     assert set(counts) == set(LEVELS)
-    assert counts["L5"] == 10 and counts["L2"] >= len(CONSTRAINT_IDS)
+    assert counts["L5"] == 12 and counts["L2"] >= len(CONSTRAINT_IDS)
     assert len({c.id for c in cards}) == len(cards)
 
 
