@@ -224,14 +224,22 @@ def assemble(task_or_patterns, phase: str, chip: str = "910B2", diagnostics=(),
     sl = KnowledgeSlice(phase=phase, patterns=patterns, chip=chip, tokenizer=tokenizer_name(model),
                         notes=routed.notes, family=family, exemplar_note=ex_note)
     ordered = sorted(picks, key=lambda p: p[0])
-    chosen = _fit_budget(ordered, budget_tokens, model, sl.dropped)
+    chosen = _fit_budget(ordered, budget_tokens, model, sl.dropped, _task_dtypes(task_or_patterns), chip)
     # Present by level (mental model first, exemplar last), keeping priority order within a level.
     chosen.sort(key=lambda t: (_LEVEL_ORDER[t[2].level], t[0], t[1]))
     sl.cards = [t[3] for t in chosen]
     return sl
 
 
-def _fit_budget(ordered, budget, model, dropped) -> list:
+def _task_dtypes(task) -> tuple[str, ...]:
+    """The dtypes a task's inputs and outputs take, plus float32 (fp16/bf16 are computed in float):
+    the rows of the cast table a compact L4.Cast keeps. None for a pattern name."""
+    specs = list(getattr(task, "inputs", None) or ()) + list(getattr(task, "outputs", None) or ())
+    found = {d for spec in specs for d in getattr(spec, "dtypes", ())}
+    return tuple(sorted(found | {"float32"})) if found else ()
+
+
+def _fit_budget(ordered, budget, model, dropped, dtypes=(), chip="") -> list:
     """(priority, order, card, SliceCard) for the picks, within `budget` tokens.
 
     Without a budget every card gets the mode it was picked with. With one: every card first gets
@@ -240,7 +248,7 @@ def _fit_budget(ordered, budget, model, dropped) -> list:
     exemplar, the diagnostics' cards) may push out lower-priority summaries to make room; a compact
     upgrade happens only when it fits."""
     def make(card, mode, reason):
-        text = card.render(mode)
+        text = card.render(mode, dtypes, chip)
         return SliceCard(card.id, card.level, count_tokens(text, model), reason, text, mode)
 
     if budget is None:

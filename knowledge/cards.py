@@ -33,6 +33,11 @@ _CHIP_FAMILIES = {
 }
 
 
+# Task dtype names as the cards' tables spell them.
+_DTYPE_WORDS = {"float16": "half", "bfloat16": "bf16", "float32": "float", "int8": "int8", "uint8": "uint8",
+                "int16": "int16", "uint16": "uint16", "int32": "int32", "uint32": "uint32", "int64": "int64"}
+
+
 class CardError(ValueError):
     """A card file whose front matter is missing, malformed or inconsistent."""
 
@@ -99,9 +104,31 @@ class KnowledgeCard:
             return ("Fix: " + " ".join(m.group(1).split())) if m else ""
         return self.first_paragraph()
 
-    def render(self, mode: str) -> str:
+    def dtype_rows(self, dtypes, chip: str) -> str:
+        """For a card whose front matter sets `compact_rows: dtype` (L4.Cast): the rows of its table
+        for `chip` whose first cell names one of `dtypes` (the task's, as half/bf16/float/int8...),
+        with the table's heading and header; "" when none match. The table for a chip is the one whose
+        heading paragraph names its family (950) or, for every other chip, the first table."""
+        if self.extra.get("compact_rows") != "dtype" or not dtypes:
+            return ""
+        blocks = re.split(r"\n\s*\n", self.body.strip())
+        tables = [(blocks[i - 1] if i else "", b) for i, b in enumerate(blocks) if b.lstrip().startswith("|")]
+        if not tables:
+            return ""
+        arch = chip_arch(chip)
+        named = [t for t in tables if any(_CHIP_FAMILIES.get(w.strip("(),/")) == arch for w in t[0].split())]
+        heading, table = (named or tables)[0]
+        lines = table.strip().splitlines()
+        wanted = {_DTYPE_WORDS.get(d, d) for d in dtypes}
+        rows = [ln for ln in lines[2:] if {c.strip(" *") for c in ln.strip("|").split("|")[0].split(",")} & wanted]
+        if not rows:
+            return ""
+        return "\n".join([heading.strip().splitlines()[-1], *lines[:2], *rows])
+
+    def render(self, mode: str, dtypes=(), chip: str = "") -> str:
         """`strategy` (the L3 imperative line), `summary` (one line), `compact` (title, summary and
-        `compact_body`) or `full` (whole body; an L5 card also carries its kernel source)."""
+        `compact_body`, plus `dtype_rows` for the task's dtypes on `chip`) or `full` (whole body; an L5
+        card also carries its kernel source)."""
         strategy = f" Strategy: {self.strategy}" if self.strategy else ""
         if mode == "strategy":
             return f"- [{self.id}] {self.strategy or self.summary}"
@@ -109,7 +136,8 @@ class KnowledgeCard:
             return f"- [{self.id}] {self.summary}{strategy}"
         head = f"### [{self.id}] {self.title}"
         if mode == "compact":
-            return f"{head}\n{self.summary}{strategy}\n{self.compact_body()}".rstrip()
+            rows = self.dtype_rows(dtypes, chip) if chip else ""
+            return f"{head}\n{self.summary}{strategy}\n{self.compact_body()}".rstrip() + (f"\n\n{rows}" if rows else "")
         text = f"{head}\n{self.body.strip()}"
         if strategy:
             text += f"\n{strategy.strip()}"

@@ -151,3 +151,17 @@ def test_configured_model_counts_with_litellm():
 def test_exemplar_for_a_chip_it_was_not_written_for_says_so():
     sl = assemble(["softmax"], "repair", chip="310P")
     assert sl.ids == ["L5.softmax-softmax"] and "adapt it to 310P" in sl.cards[0].reason
+
+
+def test_compact_cast_keeps_the_pair_rows_of_the_task_dtypes():
+    from copilot.tasks import load_task
+
+    def cast_text(task, chip):
+        return next(c.text for c in assemble(task, "init", chip).cards if c.id == "L4.Cast")
+
+    a2 = cast_text(load_task("sigmoid"), "910B2")             # fp16, bf16, fp32 (and float, computed in)
+    assert "| half | float: NONE · int32, int16: F5" in a2 and "| bf16 | float: NONE · int32: F5 |" in a2
+    assert "| int64 |" not in a2 and "**half**" not in a2     # other sources and the 950 table stay out
+    a5 = cast_text(load_task("sigmoid"), "950PR")
+    assert "| bf16 | float: NONE · **half**, int32: F5 |" in a5 and "Ascend 950" in a5
+    assert "| bf16 |" not in cast_text("elementwise", "910B2")  # no task, no dtypes: the plain compact form

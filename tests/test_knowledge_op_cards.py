@@ -183,3 +183,43 @@ def test_dilation_and_adaptive_pooling_get_the_window_card():
     for rel in ("level3/dilation_2d", "level3/adaptive_avg_pool_3d"):
         ids = _shown(op_cards(_public(rel), [], "910B2"))
         assert "L3.window-stencil" in ids[:2], (rel, ids)         # with the index rules for pooling
+
+
+# -- session 11: MrgSort's exhausted count, what the sync checker accepts, CreateVecIndex dtypes ----
+
+@needs_gxx
+def test_an_exhausted_mrgsort_writes_the_sum_of_its_counts(facts_bin, tmp_path):
+    values, found = _facts(facts_bin, "mrgsort_exhausted", tmp_path)
+    assert not found
+    assert values["counts"] == "4,3,0,0"             # queue 1 (9,7,5,3) ran out after 8,6,4 of queue 2
+    assert values["written"] == "7" and values["last"] == "3"
+    assert "n1 + n2 + n3 + n4 structures" in get_card("L4.sort-topk").body
+
+
+@needs_gxx
+@pytest.mark.parametrize("kind,flagged", [("none", True), ("barrier_all", False), ("barrier_mte2", False),
+                                          ("barrier_v", True), ("flag_mte2_s", False), ("flag_mte2_v", False)])
+def test_the_sync_checker_accepts_what_the_sync_card_says(facts_bin, tmp_path, kind, flagged):
+    _, found = _facts(facts_bin, f"sync_{kind}", tmp_path)
+    assert [d["id"] for d in found] == (["L2.SYNC_MISSING"] if flagged else [])
+    body = get_card("L4.sync").body
+    assert "`PipeBarrier<PIPE_ALL>()` between a copy-in and `GetValue` satisfies it" in body
+    assert "`PipeBarrier<PIPE_V>()` after a `DataCopy` does not" in body and "`MTE2_V` also satisfies" in body
+
+
+def test_the_fill_index_card_gives_createvecindex_dtypes_per_chip():
+    body = get_card("L4.Fill-Index").body
+    assert "| Atlas A2/A3 (910B, 910_93), 200I/500 A2, 310P AI Core | int16_t, half, int32_t, float |" in body
+    assert "int8_t, int16_t, half, int32_t, float, int64_t" in body
+
+
+def test_the_sort_gather_and_sync_cards_reach_the_slices_that_use_them():
+    from knowledge import assemble
+
+    sort_ids = assemble(load_task("sort"), "init", "910B2").ids
+    assert {"L4.sort-topk", "L4.Fill-Index"} <= set(sort_ids)
+    gather = assemble(load_task("gather_rows"), "init", "910B2")
+    assert "L4.sync" in gather.ids and "L4.DataCopyPad" in gather.ids
+    repair = assemble(load_task("gather_rows"), "repair", "910B2",
+                      diagnostics=[{"id": "L2.SYNC_MISSING", "api": "PipeBarrier"}])
+    assert {"L2.SYNC_MISSING", "L4.sync"} <= set(repair.ids)

@@ -1,11 +1,13 @@
 // The API facts the knowledge cards state (tests/test_knowledge_op_cards.py), run on the emulator:
 // a Compare mask is a GatherMask pattern (bit i = element i) and counter mode compacts n elements by
 // n bits with rsvdCnt the kept count; Gather's srcBaseAddr is in bytes and needs only element
-// alignment; SYNC_MISSING tracks a whole TBuf; Concat stops at 255 repeats.
+// alignment; SYNC_MISSING tracks a whole TBuf; Concat stops at 255 repeats; an exhausted MrgSort
+// writes the sum of GetMrgSortResult's counts; which syncs clear a pending MTE2 write for GetValue.
 // Usage: card_facts_main SCENARIO DIAG_FILE; results on stdout as `key=value` lines.
 #include <fcntl.h>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include "kernel_operator.h"
 
@@ -79,6 +81,44 @@ static void concat_limit() {
     Concat(cat, src, tmp, 256);                      // one call for 4096: over the limit
 }
 
+// Two sorted queues of 4 and 8 structures whose scores interleave; with ifExhaustedSuspension the
+// merge stops when the first runs out. dst is pre-filled with a sentinel score to count the writes.
+static void mrgsort_exhausted() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> s, d;
+    pipe.InitBuffer(s, 16 * 8); pipe.InitBuffer(d, 16 * 8);
+    LocalTensor<float> src = s.Get<float>(), dst = d.Get<float>();
+    const float q1[4] = {9, 7, 5, 3}, q2[8] = {8, 6, 4, 2, 1, 0, -1, -2};
+    float* raw = src.sim_data();
+    for (int i = 0; i < 4; ++i) { raw[2 * i] = q1[i]; std::memcpy(&raw[2 * i + 1], &i, 4); }
+    for (int i = 0; i < 8; ++i) { raw[8 + 2 * i] = q2[i]; const int k = 100 + i; std::memcpy(&raw[8 + 2 * i + 1], &k, 4); }
+    for (int i = 0; i < 32; ++i) dst.sim_data()[i] = -1234.0f;
+    const uint16_t lengths[4] = {4, 8, 0, 0};
+    MrgSort(dst, MrgSortSrcList<float>(src, src[8], src, src), MrgSort4Info(lengths, true, 0b0011, 1));
+    uint16_t n1 = 0, n2 = 0, n3 = 0, n4 = 0;
+    GetMrgSortResult(n1, n2, n3, n4);
+    int written = 0;
+    while (written < 16 && dst.sim_data()[2 * written] != -1234.0f) ++written;
+    std::printf("counts=%u,%u,%u,%u\nwritten=%d\nlast=%g\n", n1, n2, n3, n4, written, dst.sim_data()[2 * (written - 1)]);
+}
+
+// A scalar read of a TBuf that MTE2 wrote, after each kind of sync (or none).
+static void sync_kind(const std::string& kind) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 256);
+    GlobalTensor<float> gm;
+    gm.SetGlobalBuffer(g_src, 1024);
+    LocalTensor<float> t = b.Get<float>();
+    DataCopy(t, gm, 64);
+    if (kind == "barrier_all") PipeBarrier<PIPE_ALL>();
+    if (kind == "barrier_v") PipeBarrier<PIPE_V>();
+    if (kind == "barrier_mte2") PipeBarrier<PIPE_MTE2>();
+    if (kind == "flag_mte2_s") { SetFlag<HardEvent::MTE2_S>(0); WaitFlag<HardEvent::MTE2_S>(0); }
+    if (kind == "flag_mte2_v") { SetFlag<HardEvent::MTE2_V>(0); WaitFlag<HardEvent::MTE2_V>(0); }
+    std::printf("read=%g\n", t.GetValue(0));
+}
+
 int main(int argc, char** argv) {
     const std::string s = argc > 1 ? argv[1] : "";
     const int fd = argc > 2 ? ::open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644) : 2;
@@ -93,6 +133,8 @@ int main(int argc, char** argv) {
     if (s == "gather_base") gather_base();
     if (s == "sync_whole_tbuf") sync_whole_tbuf();
     if (s == "concat_limit") concat_limit();
+    if (s == "mrgsort_exhausted") mrgsort_exhausted();
+    if (s.rfind("sync_", 0) == 0 && s != "sync_whole_tbuf") sync_kind(s.substr(5));
     cannsim::end_block();
     return 0;
 }
