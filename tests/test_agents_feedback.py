@@ -601,3 +601,23 @@ def test_compiler_errors_are_listed_before_the_rule_findings_they_cause():
              {"id": "L2.UB_CAPACITY", "severity": "error", "line": 12, "message": "UB over"}]
     assert [(d["id"], d["lines"]) for d in grouped_diagnostics(diags)] == [
         ("CPP.COMPILE", [88]), ("CPP.COMPILE", [90]), ("L4.OPDEF_MISSING", []), ("L2.UB_CAPACITY", [12])]
+
+
+def test_the_statement_states_the_ranges_of_the_inputs_the_kernel_gets_after_get_input():
+    """roi_align's cases declare boxes in [-1, 1]; its get_input rebuilds them as batch indices and
+    pixel coordinates inside the map, and both the golden and the kernel get those. The statement
+    gives the rebuilt tensor's min and max (x, passed through as generated, keeps its declared range)."""
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"CANN-Bench not found at {CANNBENCH}")
+    from copilot.oracle.inputs import make_inputs
+
+    task = load_task(CANNBENCH / "tasks" / "level3" / "roi_align")
+    text = prompts.task_statement(task)
+    assert "boxes in [-1, 1]" not in text
+    for case in task.cases[:6]:
+        x, boxes = make_inputs(task, case)
+        lo, hi = float(boxes.min()), float(boxes.max())
+        assert hi > 10
+        lo_x, hi_x = case.value_ranges[0]
+        assert (f"(x in [{lo_x:g}, {hi_x:g}], boxes in [{lo:g}, {hi:g}] (rebuilt by the golden file's get_input))"
+                in text)

@@ -338,7 +338,7 @@ def special_inputs(task: Task, case) -> str:
     """` (x: 1 in 20 elements +-inf, the rest in [-100, 100])`: what a case's inf/NaN ranges put in
     its inputs (the generator's rule), so a failure where the golden is inf or NaN can be traced
     to the input that carries them; "" when every range is finite."""
-    from copilot.oracle.inputs import FINITE_SPAN_FOR_INF, NAN_FRACTION, SPECIAL_FRACTION
+    from copilot.oracle.inputs import NAN_FRACTION, SPECIAL_FRACTION, finite_bounds
 
     parts = []
     for spec, (lo, hi) in zip(task.inputs, case.value_ranges or []):
@@ -346,8 +346,7 @@ def special_inputs(task: Task, case) -> str:
             parts.append(f"{spec.name}: 1 in {round(1 / NAN_FRACTION)} elements NaN, the rest in [-1, 1]")
         elif math.isinf(lo) or math.isinf(hi):
             inf = "+-inf" if math.isinf(lo) and math.isinf(hi) else ("-inf" if math.isinf(lo) else "+inf")
-            flo = lo if math.isfinite(lo) else (hi - FINITE_SPAN_FOR_INF if math.isfinite(hi) else -FINITE_SPAN_FOR_INF)
-            fhi = hi if math.isfinite(hi) else (lo + FINITE_SPAN_FOR_INF if math.isfinite(lo) else FINITE_SPAN_FOR_INF)
+            flo, fhi = finite_bounds(lo, hi)
             parts.append(f"{spec.name}: 1 in {round(1 / SPECIAL_FRACTION)} elements {inf}, the rest in "
                          f"[{flo:g}, {fhi:g}]")
     return f" ({'; '.join(parts)})" if parts else ""

@@ -31,13 +31,22 @@ def _seed(task: Task, case: Case, index: int, seed: int) -> int:
     return int.from_bytes(hashlib.sha256(key).digest()[:8], "little")
 
 
+def finite_bounds(lo: float, hi: float) -> tuple[float, float]:
+    """The interval the finite values of a float range are drawn from: [-1, 1] next to NaN, a
+    FINITE_SPAN_FOR_INF span next to an infinite end."""
+    if math.isnan(lo) or math.isnan(hi):
+        return -1.0, 1.0
+    flo = lo if math.isfinite(lo) else (hi - FINITE_SPAN_FOR_INF if math.isfinite(hi) else -FINITE_SPAN_FOR_INF)
+    fhi = hi if math.isfinite(hi) else (lo + FINITE_SPAN_FOR_INF if math.isfinite(lo) else FINITE_SPAN_FOR_INF)
+    return flo, fhi
+
+
 def _float_values(rng: np.random.Generator, n: int, lo: float, hi: float) -> np.ndarray:
     if math.isnan(lo):
         out = rng.uniform(-1.0, 1.0, n).astype(np.float32)
         out[rng.random(n) < NAN_FRACTION] = np.nan
         return out
-    flo = lo if math.isfinite(lo) else (hi - FINITE_SPAN_FOR_INF if math.isfinite(hi) else -FINITE_SPAN_FOR_INF)
-    fhi = hi if math.isfinite(hi) else (lo + FINITE_SPAN_FOR_INF if math.isfinite(lo) else FINITE_SPAN_FOR_INF)
+    flo, fhi = finite_bounds(lo, hi)
     if flo == fhi:
         out = np.full(n, flo, dtype=np.float32)
     else:
@@ -115,6 +124,38 @@ def _rework(task: Task, case: Case, inputs: list, seed: int) -> list:
                        f"values for the {len(order)} inputs {', '.join(order)}")
     by_name = dict(zip(order, result))
     return [by_name[n].contiguous() if isinstance(by_name[n], torch.Tensor) else by_name[n] for n in names]
+
+
+REWORKED_RANGE_MAX_BYTES = 1 << 30    # inputs larger than this are not generated just to read a range
+
+
+def reworked_ranges(task: Task, case: Case, seed: int = 0) -> list[tuple[float, float] | None] | None:
+    """The value range of each input as the golden and the kernel receive it, where the golden
+    file's `get_input` rebuilt it (roi_align's boxes: declared [-1, 1], rebuilt as batch indices and
+    pixel coordinates inside the map): the min and max of its finite values. None for an input
+    that reaches them as generated (its declared range holds) or is not a tensor. None in place of
+    the list when the task has no `get_input` or the case's inputs exceed REWORKED_RANGE_MAX_BYTES
+    (the ranges are unknown then, not the declared ones)."""
+    from dataclasses import replace
+
+    if task.input_fn is None:
+        return None
+    nbytes = sum(case.numel(i) * dtype_of(dt).itemsize for i, dt in enumerate(case.dtypes) if case.present(i))
+    if nbytes > REWORKED_RANGE_MAX_BYTES:
+        return None
+    raw = make_inputs(replace(task, input_fn=None), case, seed)
+    done = _rework(task, case, list(raw), seed)
+    out: list[tuple[float, float] | None] = []
+    for before, after, (lo, hi) in zip(raw, done, case.value_ranges):
+        if not isinstance(after, torch.Tensor) or after.numel() == 0:
+            out.append(None)
+            continue
+        finite = after[torch.isfinite(after)] if after.is_floating_point() else after
+        rlo, rhi = (float(finite.min()), float(finite.max())) if finite.numel() else (math.nan, math.nan)
+        flo, fhi = finite_bounds(lo, hi)
+        kept = after is before and (finite.numel() == 0 or (rlo >= flo and rhi <= fhi))
+        out.append(None if kept else (rlo, rhi))
+    return out
 
 
 def _golden_params(task: Task) -> list[str]:
