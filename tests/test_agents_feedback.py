@@ -46,6 +46,19 @@ def test_a_timed_case_that_was_judged_reads_pass_and_one_over_the_oracle_budget_
     lines = case_results(ev).splitlines()
     assert "(performance case, judged on sampled blocks): pass — 31200.00 us est." in lines[0]
     assert "(performance case, not judged: no oracle fits): not judged — 31200.00 us est." in lines[1]
+    assert "this run does not check this case's values" not in lines[0]
+    assert lines[1].endswith("a run with a larger budget checks them, so the kernel must be right on it too)")
+
+
+def test_a_case_whose_golden_ran_out_of_memory_is_said_to_be_checked_by_a_run_with_a_larger_budget():
+    """roi_align's 16q (auto sampling: the fallback's temporaries span the map) under a 2 GiB budget:
+    the tool result says its values are not checked here but will be, not just '~0.0 GiB'."""
+    row = {"id": "16q", "role": "correctness", "passed": None, "failure_class": "too_large",
+           "message": "golden.py: the golden ran out of memory: ...; not judged"}
+    line = case_results(Evaluation("passed", cases=[row]))
+    assert line.startswith("case 16q: not judged golden.py: the golden ran out of memory")
+    assert "this run does not check this case's values: its golden needs more memory than the run's oracle " \
+           "budget; a run with a larger budget checks them" in line
 
 
 def test_a_status_without_a_failing_case_says_the_diagnostics_decide():

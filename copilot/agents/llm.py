@@ -369,6 +369,10 @@ def _kind(c: dict) -> str:
     return " (performance case, " + ("not judged: no oracle fits" if how is False else f"judged on {how}") + ")"
 
 
+UNCHECKED_NOTE = (" (this run does not check this case's values: its golden needs more memory than the run's "
+                  "oracle budget; a run with a larger budget checks them, so the kernel must be right on it too)")
+
+
 def case_results(ev: Evaluation, label=lambda cid: f"case {cid}", chip: str = "910B2") -> str:
     """Every case the evaluation ran, in order, each with its shapes, its kind, pass/FAIL and the
     judge's message (the first mismatch), the estimate of a timed case explained; then why the
@@ -380,7 +384,10 @@ def case_results(ev: Evaluation, label=lambda cid: f"case {cid}", chip: str = "9
             "FAIL" if c.get("passed") is False else "not judged"
         msg = c.get("message") or ""
         est = f" — {explain_estimate(c, chip)}" if c.get("est_us") else ""
-        lines.append(f"{label(c.get('id'))}{_kind(c)}: {state}{' ' + msg if msg else ''}{est}")
+        unchecked = (c.get("failure_class") == "too_large" and c.get("passed") is None) or \
+            (c.get("role") == "performance" and c.get("judged") is False)
+        note = UNCHECKED_NOTE if unchecked else ""
+        lines.append(f"{label(c.get('id'))}{_kind(c)}: {state}{' ' + msg if msg else ''}{est}{note}")
     failed = any(c.get("passed") is False for c in ev.cases)
     if ev.status != "passed":
         if not failed:

@@ -164,10 +164,11 @@ def _call(fn, task: Task, case: Case, inputs: list, label: str) -> list[torch.Te
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         if isinstance(exc, MemoryError) or any(k in first for k in _OUT_OF_MEMORY):
-            raise CaseTooLarge(f"{where}: the golden ran out of memory (estimate ~"
-                               f"{estimate_bytes(case) / 2**30:.1f} GiB, oracle budget "
-                               f"{oracle_budget_bytes() / 2**30:.1f} GiB: its temporaries need more); "
-                               "not judged") from None
+            raise CaseTooLarge(f"{where}: the golden ran out of memory: its temporaries need more than the "
+                               f"oracle budget of {oracle_budget_bytes() / 2**30:.1f} GiB (the estimate, ~"
+                               f"{estimate_bytes(case) / 2**30:.1f} GiB, counts only the inputs, their fp64 "
+                               "copies and the outputs); not judged (CANNPILOT_ORACLE_BUDGET_GB raises the "
+                               "budget)") from None
         raise BadInput(f"{where}: golden raised {type(exc).__name__}: {first}") from None
     return _as_list(result, where, len(task.outputs))
 
@@ -297,7 +298,8 @@ def _in_child(compute, budget: int, what: str) -> Reference:
                         payload = ("bad_input", str(exc))
                     except MemoryError:
                         payload = ("too_large", f"{what}: the golden ran out of memory (oracle budget "
-                                   f"{budget / 2**30:.1f} GiB); not judged")
+                                   f"{budget / 2**30:.1f} GiB); not judged (CANNPILOT_ORACLE_BUDGET_GB "
+                                   "raises the budget)")
                     except Exception as exc:            # noqa: BLE001 - one line for the caller
                         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                         payload = ("bad_input", f"{what}: the golden's reference failed: {type(exc).__name__}: {text}")
