@@ -634,3 +634,19 @@ def test_the_statement_states_the_ranges_of_the_inputs_the_kernel_gets_after_get
         lo_x, hi_x = case.value_ranges[0]
         assert (f"(x in [{lo_x:g}, {hi_x:g}], boxes in [{lo:g}, {hi:g}] (rebuilt by the golden file's get_input))"
                 in text)
+
+
+def test_the_statement_announces_the_inf_and_nan_cases_the_quick_tier_runs():
+    """roi_align's sample shapes are six plain cases, but the quick tier runs 13q (+-inf in x) and 14
+    (NaN in x); the relay's model lost 0 * NaN by skipping zero-weight corners. The statement names
+    them and their values up front; a task without such cases says nothing."""
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"CANN-Bench not found at {CANNBENCH}")
+    text = prompts.task_statement(load_task(CANNBENCH / "tasks" / "level3" / "roi_align"))
+    assert "Cases with inf/NaN inputs (the quick correctness cases include 14, 13q): " \
+           "cases 13, 13q (x: 1 in 20 elements +-inf, the rest in [-100, 100]); " \
+           "case 14 (x: 1 in 8 elements NaN, the rest in [-1, 1])." in text
+    assert "0 * NaN, 0 * inf and inf - inf are NaN" in text and "a zero-weight one included" in text
+    plain = prompts.task_statement(load_task(REPO / "tests" / "fixtures" / "tasks" / "sum_all_atomic"))
+    assert "inf/NaN inputs" not in plain
+

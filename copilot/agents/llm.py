@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from copilot.agents import prompts
+from copilot.agents.prompts import special_inputs
 from copilot.events import Candidate, EventSink, KnowledgeSliceUsed
 from copilot.evolution.engine import BudgetExhausted, Evaluation, Proposal, ProposalRequest
 from copilot.evolution.strategies import Strategy
@@ -332,24 +333,6 @@ def _compact_result(part: str) -> str:
     lines = part.splitlines()
     keep = [lines[0]] + [x for x in lines[1:] if "FAIL" in x or x.startswith("- [")][:COMPACT_RESULT_LINES]
     return "\n".join(keep) + (f"\n({len(lines) - len(keep)} more line(s) cut)" if len(lines) > len(keep) else "")
-
-
-def special_inputs(task: Task, case) -> str:
-    """` (x: 1 in 20 elements +-inf, the rest in [-100, 100])`: what a case's inf/NaN ranges put in
-    its inputs (the generator's rule), so a failure where the golden is inf or NaN can be traced
-    to the input that carries them; "" when every range is finite."""
-    from copilot.oracle.inputs import NAN_FRACTION, SPECIAL_FRACTION, finite_bounds
-
-    parts = []
-    for spec, (lo, hi) in zip(task.inputs, case.value_ranges or []):
-        if lo != lo or hi != hi:
-            parts.append(f"{spec.name}: 1 in {round(1 / NAN_FRACTION)} elements NaN, the rest in [-1, 1]")
-        elif math.isinf(lo) or math.isinf(hi):
-            inf = "+-inf" if math.isinf(lo) and math.isinf(hi) else ("-inf" if math.isinf(lo) else "+inf")
-            flo, fhi = finite_bounds(lo, hi)
-            parts.append(f"{spec.name}: 1 in {round(1 / SPECIAL_FRACTION)} elements {inf}, the rest in "
-                         f"[{flo:g}, {fhi:g}]")
-    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _failure_class(ev: Evaluation, label=lambda cid: f"case {cid}") -> str:

@@ -75,6 +75,7 @@ def task_statement(task: Task) -> str:
              "inputs widened to float64, within the output dtype's tolerance (so a 16-bit kernel that "
              "accumulates in float32 is judged against the exact value, not against torch's 16-bit rounding)."
              if task.desc_text.strip() else "",
+             _special_cases(task),
              _golden_flags(task)]
     return "\n".join(x for x in lines if x)
 
@@ -150,6 +151,61 @@ def _reworked_ranges(task: Task, case) -> list | None:
             log.debug("%s case %s: no rebuilt input ranges (%s)", task.name, case.id, exc)
             _REWORKED[key] = None
     return _REWORKED[key]
+
+
+def special_inputs(task: Task, case) -> str:
+    """` (x: 1 in 20 elements +-inf, the rest in [-100, 100])`: what a case's inf/NaN ranges put in
+    its inputs (the generator's rule), so a failure where the golden is inf or NaN can be traced
+    to the input that carries them; "" when every range is finite."""
+    from copilot.oracle.inputs import NAN_FRACTION, SPECIAL_FRACTION, finite_bounds
+
+    parts = []
+    for spec, (lo, hi) in zip(task.inputs, case.value_ranges or []):
+        if lo != lo or hi != hi:
+            parts.append(f"{spec.name}: 1 in {round(1 / NAN_FRACTION)} elements NaN, the rest in [-1, 1]")
+        elif math.isinf(lo) or math.isinf(hi):
+            inf = "+-inf" if math.isinf(lo) and math.isinf(hi) else ("-inf" if math.isinf(lo) else "+inf")
+            flo, fhi = finite_bounds(lo, hi)
+            parts.append(f"{spec.name}: 1 in {round(1 / SPECIAL_FRACTION)} elements {inf}, the rest in "
+                         f"[{flo:g}, {fhi:g}]")
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
+_SPECIAL: dict[tuple, str] = {}
+
+
+def _special_cases(task: Task) -> str:
+    """The cases whose inputs carry inf or NaN, the correctness tier's quick twins among them
+    (roi_align's 13q and 14q), said up front: the sample shapes list six plain cases, and a
+    kernel that skips a zero-weight term loses the NaN the golden outputs. Once per task."""
+    from copilot.tasks import select_cases
+
+    key = (task.name, id(task.golden))
+    if key in _SPECIAL:
+        return _SPECIAL[key]
+    cases, tier = list(task.cases), []
+    try:
+        tier = select_cases(task, "quick" if task.builtin else "twins")
+    except Exception as exc:    # the task's own cases are still named
+        log.debug("no correctness tier for %s: %s", task.name, exc)
+    cases += [c for c in tier if str(c.id) not in {str(k.id) for k in cases}]
+    groups: dict[str, list[str]] = {}
+    for c in cases:
+        what = special_inputs(task, c)
+        if what:
+            groups.setdefault(what, []).append(str(c.id))
+    quick = [str(c.id) for c in tier if special_inputs(task, c)]
+    text = ""
+    if groups:
+        text = ("Cases with inf/NaN inputs" + (f" (the quick correctness cases include {', '.join(quick)})" if quick else "")
+                + ": " + "; ".join(f"{'case' if len(ids) == 1 else 'cases'} {', '.join(ids)}{what}"
+                                   for what, ids in groups.items())
+                + ". The golden's outputs on them follow IEEE arithmetic through its own operations "
+                  "(0 * NaN, 0 * inf and inf - inf are NaN; L4.nan-inf-semantics for Max, Min and compares): "
+                  "a kernel that skips a term the golden computes, a zero-weight one included, loses a NaN "
+                  "or inf the golden outputs.")
+    _SPECIAL[key] = text
+    return text
 
 
 def _not_returned(task: Task, outs) -> str:
