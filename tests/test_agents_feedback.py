@@ -650,3 +650,22 @@ def test_the_statement_announces_the_inf_and_nan_cases_the_quick_tier_runs():
     plain = prompts.task_statement(load_task(REPO / "tests" / "fixtures" / "tasks" / "sum_all_atomic"))
     assert "inf/NaN inputs" not in plain
 
+
+def test_the_cost_and_queue_cards_state_what_our_model_does_where_the_relay_had_to_guess():
+    """The roi_align relay's model asked whether MTE2 and MTE3 share one HBM budget, whether
+    AllocTensor / DeQue / WaitFlag block the scalar unit, and which buffer AllocTensor returns
+    after a FreeTensor: the cards say what Cannpilot's cost model and emulator do, citing the code."""
+    from knowledge.cards import card_index
+
+    costs = card_index()["L4.instruction-costs"]
+    text = " ".join(costs.render("full").split())
+    assert "a core's MTE2 reads and MTE3 writes draw on ONE budget" in text
+    assert "(reads and writes together, each at its row and alignment efficiency) at 1640 GB/s / launched cores" in text
+    assert "AllocTensor, EnQue, DeQue and FreeTensor cost nothing and wait for nothing" in text
+    assert "S waits only at GetValue/SetValue (for the data), WaitFlag<X_S>" in text
+    assert any("cost_timeline.h" in s for s in costs.sources)
+    queues = card_index()["L4.TPipe-TQue-TBuf"]
+    text = " ".join(queues.render("full").split())
+    assert "Which buffer AllocTensor returns, in Cannpilot's emulator (pipe.h): round robin" in text
+    assert "returns the other buffer when it is free, not `a`: free-then-alloc still double buffers" in text
+    assert any("cannsim/pipe.h" in s for s in queues.sources)
