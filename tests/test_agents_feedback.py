@@ -669,3 +669,15 @@ def test_the_cost_and_queue_cards_state_what_our_model_does_where_the_relay_had_
     assert "Which buffer AllocTensor returns, in Cannpilot's emulator (pipe.h): round robin" in text
     assert "returns the other buffer when it is free, not `a`: free-then-alloc still double buffers" in text
     assert any("cannsim/pipe.h" in s for s in queues.sources)
+
+
+def test_the_statement_says_a_golden_that_casts_internally_computes_in_its_own_dtype():
+    """'on the inputs widened to float64' read to the roi_align relay's model as an fp64 reference,
+    while the fallback golden computes `x.float()`: the statement names the cast and what it means."""
+    if not CANNBENCH.is_dir():
+        pytest.skip(f"CANN-Bench not found at {CANNBENCH}")
+    text = prompts.task_statement(load_task(CANNBENCH / "tasks" / "level3" / "roi_align"))
+    assert "The golden's code casts internally (`.float()`): where it does, its arithmetic runs in that " \
+           "dtype, not in float64, and the judge compares against that result." in text
+    plain = prompts.task_statement(load_task(REPO / "tests" / "fixtures" / "tasks" / "sum_all_atomic"))
+    assert "casts internally" not in plain

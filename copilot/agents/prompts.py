@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import logging
 import math
+import re
 
 from copilot.events import Candidate
 from copilot.evolution.engine import ProposalRequest
@@ -75,6 +76,7 @@ def task_statement(task: Task) -> str:
              "inputs widened to float64, within the output dtype's tolerance (so a 16-bit kernel that "
              "accumulates in float32 is judged against the exact value, not against torch's 16-bit rounding)."
              if task.desc_text.strip() else "",
+             _golden_casts(task),
              _special_cases(task),
              _golden_flags(task)]
     return "\n".join(x for x in lines if x)
@@ -169,6 +171,26 @@ def special_inputs(task: Task, case) -> str:
             parts.append(f"{spec.name}: 1 in {round(1 / SPECIAL_FRACTION)} elements {inf}, the rest in "
                          f"[{flo:g}, {fhi:g}]")
     return f" ({'; '.join(parts)})" if parts else ""
+
+
+_CAST = re.compile(r"\.(?:float|half|bfloat16)\(\)|\.to\((?:dtype=)?torch\.(?:float32|float16|bfloat16)\)")
+
+
+def _golden_casts(task: Task) -> str:
+    """Where the golden's module casts to a narrower float (roi_align's fallback: `x.float()`), the
+    widened inputs do not make its arithmetic float64: said, so a kernel matches the golden's own
+    precision and order. "" when its source shows no such cast or cannot be read."""
+    from pathlib import Path
+
+    try:
+        source = Path(task.golden.__code__.co_filename).read_text(encoding="utf-8")
+    except (AttributeError, OSError, UnicodeDecodeError):
+        return ""
+    casts = list(dict.fromkeys(m.group(0) for m in _CAST.finditer(source)))
+    if not casts:
+        return ""
+    return (f"The golden's code casts internally ({', '.join(f'`{c}`' for c in casts[:3])}): where it does, "
+            "its arithmetic runs in that dtype, not in float64, and the judge compares against that result.")
 
 
 _SPECIAL: dict[tuple, str] = {}
