@@ -47,7 +47,9 @@ REPORTS = {
 
 def reports_of(op: str) -> list[str]:
     base = [p for p in REPORTS[op][2] if p.exists()]
-    judges = sorted(C.glob(f"judge_{op}_*.json"), key=lambda p: int(p.stem.rsplit("_", 1)[1]))
+    # judge_<op>_<case>.json exactly: grouped_matmul's glob must not take grouped_matmul_swiglu_quant's
+    judges = sorted((p for p in C.glob(f"judge_{op}_*.json") if p.stem[len(f"judge_{op}_"):].isdigit()),
+                    key=lambda p: int(p.stem.rsplit("_", 1)[1]))
     return [str(p) for p in base + judges if p.stat().st_size]
 
 
