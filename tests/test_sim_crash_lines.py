@@ -67,7 +67,7 @@ def test_crash_is_reported_at_its_kernel_line(relu, name, ident, api, function):
 @pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86-64 inline assembly")
 def test_crash_on_a_smashed_stack_still_reports_its_line(relu):
     """The frame walk faults on a stack that is not there: the report still comes, with the PC's line."""
-    path = CRASH / "smashed_stack.cpp"
+    path = CRASH / "hostile" / "smashed_stack.cpp"     # inline assembly: the source scan refuses it
     case = _page_sized_case(relu)
     inputs = make_inputs(relu, case)
     b = build(path, relu, ["float32", "float32"], source_policy=False)
@@ -87,6 +87,20 @@ def test_short_names_say_what_the_kernel_called():
         == "LocalTensor::operator[]"
     assert crash_site.short_name("KernelZero<float>::Process()") == "KernelZero::Process"
     assert crash_site.short_name("relu_crash") == "relu_crash"
+
+
+def test_the_api_is_told_by_its_place_in_any_checkout():
+    """The precompiled header is shared by checkouts whose headers are identical, so its line tables
+    may name another checkout's copy of an API header: still the emulator's API. The launcher is not."""
+    kernel = crash_site.Frame("relu_crash", "/tmp/run-1/candidate/relu.cpp", 26)
+    elsewhere = "/home/someone/cannpilot/copilot/backends/sim/include/cannsim"
+    api = crash_site.Frame("void AscendC::DataCopy<float>(AscendC::LocalTensor<float> const&)",
+                           f"{elsewhere}/data_copy.h", 40)
+    assert crash_site.crash_site([api, kernel], "relu.cpp") == crash_site.CrashSite(26, "DataCopy", "relu_crash")
+    launcher = crash_site.Frame("run_block(long)", f"{elsewhere}/harness.cpp", 900)
+    assert crash_site.crash_site([launcher, kernel], "relu.cpp").api == ""
+    stranger = crash_site.Frame("void AscendC::DataCopy<float>()", "/home/someone/other/include/data_copy.h", 40)
+    assert crash_site.crash_site([stranger, kernel], "relu.cpp").api == ""
 
 
 @pytest.fixture(scope="module")

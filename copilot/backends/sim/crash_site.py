@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+_INCLUDE_TAIL = INCLUDE_DIR.parts[-4:]          # ("copilot", "backends", "sim", "include")
 MAX_FRAMES = 32
 ADDR2LINE_TIMEOUT_S = 10
 OUTPUT_CAP = 1 << 20            # bytes of addr2line output parsed
@@ -173,9 +174,14 @@ def _is_kernel(frame: Frame, source_name: str) -> bool:
 
 
 def _is_api(frame: Frame) -> bool:
-    """A frame of the emulator's device API (not of the launcher around the kernel)."""
-    p = Path(os.path.normpath(frame.file))       # the name only: nothing is opened
-    return p.is_relative_to(INCLUDE_DIR) and p.name not in LAUNCHER_FILES
+    """A frame of the emulator's device API (not of the launcher around the kernel). The headers are
+    told by their place in a checkout (…/copilot/backends/sim/include/…), not by this checkout's path:
+    the precompiled header is keyed by the headers' contents and relative names, so a build may carry
+    the line tables of another checkout's identical headers."""
+    parts = Path(os.path.normpath(frame.file)).parts       # the name only: nothing is opened
+    n = len(_INCLUDE_TAIL)
+    inside = any(parts[k:k + n] == _INCLUDE_TAIL for k in range(len(parts) - n))
+    return inside and parts[-1] not in LAUNCHER_FILES
 
 
 _OPERATOR = re.compile(r"operator\s*(\(\)|\[\]|<<=|>>=|<<|>>|<=>|->\*?|[-+*/%^&|~!=<>]=?|&&|\|\||\+\+|--|,)")
