@@ -609,12 +609,12 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         # One slot per DECLARED output, in proto order (as CANN passes them): a declared output the
         # golden does not return for this case gets a null GM address; only returned ones are judged.
         returned = {s.name: s for s in outputs}
-        declared = [o.name for o in getattr(task, "outputs", [])]
+        declared = {o.name: o for o in getattr(task, "outputs", [])}
         slots = [returned.get(n, n) for n in declared]
         slots += [s for s in outputs if s.name not in declared]
         for spec in slots:
             if isinstance(spec, str):  # declared, not returned: null GM address, later slots keep their index
-                dt = lookup_dtype(next(o for o in task.outputs if o.name == spec).dtypes[0])
+                dt = lookup_dtype(declared[spec].dtypes[0])
                 lines.append(f"output {spec} {GE_CODES[dt.ge]} 0 null 0 0")
                 continue
             dt = lookup_dtype(spec.dtype)
