@@ -225,6 +225,7 @@ class CannpilotApp(App):
     @work(thread=True, group="engine", exit_on_error=False)
     def _engine_thread(self, generation: int, request: SessionRequest, policy: TUIPolicy,
                        slot: TaskSlot) -> None:
+        from copilot.evolution.session import run_to_end
         from tui.engine_host import build_engine
 
         loop = asyncio.new_event_loop()
@@ -239,7 +240,7 @@ class CannpilotApp(App):
                                           evaluator_factory=self.evaluator_factory)
             slot.put(engine.task)
             self.post_message(SessionReady(generation, engine.task, stored))
-            task = loop.create_task(engine.run())
+            task = loop.create_task(run_to_end(engine))     # closes the agent's connections in this loop
             self._engine_loop, self._engine_task = loop, task
             result = loop.run_until_complete(task)
             status, detail = result.status, result.reason

@@ -80,6 +80,10 @@ class LLMAgent:
         self._labels: dict[str, dict[str, str]] = {}
         self._round_directions: dict[int, set[str]] = {}     # round -> the directions its variants took
 
+    async def aclose(self) -> None:
+        """Release the model client's connections (the end of a session)."""
+        await self.client.aclose()
+
     # --- cake: the first kernel -------------------------------------------------------------
 
     async def baseline(self, task: Task, chip: str) -> Proposal | None:

@@ -77,7 +77,7 @@ def _suite(args) -> list[str | Path]:
 
 def bench_task(ref, args, store) -> dict:
     from copilot.errors import CannpilotError
-    from copilot.evolution.session import SessionConfig, new_engine
+    from copilot.evolution.session import SessionConfig, new_engine, run_to_end
     from copilot.tasks import load_task
 
     name = Path(str(ref)).name.removesuffix(".py")
@@ -90,7 +90,7 @@ def bench_task(ref, args, store) -> dict:
         cfg = SessionConfig(task=task, agent=args.agent, chip=args.chip, rounds=args.rounds,
                             variants=args.variants, name=f"bench-{name}-{time.strftime('%Y%m%d-%H%M%S')}")
         engine = new_engine(cfg, [store])
-        result = asyncio.run(engine.run())
+        result = asyncio.run(run_to_end(engine))
     except CannpilotError as exc:
         row["reason"] = str(exc)
         row["seconds"] = time.perf_counter() - t0

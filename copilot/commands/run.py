@@ -90,9 +90,9 @@ def run(args: argparse.Namespace) -> int:
 
 def execute(engine, cfg, store, output: str | None, as_json: bool) -> int:
     """Run the session to its end, then report (JSON contract or a table) and write the best kernel."""
-    from copilot.evolution.session import result_json
+    from copilot.evolution.session import result_json, run_to_end
 
-    result = asyncio.run(engine.run())
+    result = asyncio.run(run_to_end(engine))
     kernel_path = None
     if output and result.best:
         from pathlib import Path

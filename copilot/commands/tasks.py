@@ -258,7 +258,14 @@ def _new(args) -> int:
     model = load_settings().resolve_model(args.agent)
     if model is None:
         raise BadInput("`tasks new` needs an LLM: pass --agent MODEL (a model of settings.yaml)")
-    draft = asyncio.run(draft_task(open_client(model), args.describe, Path(args.task)))
+    async def drafted():
+        client = open_client(model)
+        try:
+            return await draft_task(client, args.describe, Path(args.task))
+        finally:
+            await client.aclose()        # its HTTP sessions belong to this loop
+
+    draft = asyncio.run(drafted())
     task = load_task(draft.path)
     if args.json:
         json.dump({**_detail(task), "attempts": draft.attempts}, sys.stdout, indent=2)

@@ -95,6 +95,17 @@ def new_engine(cfg: SessionConfig, sinks: list[EventSink], policy: DecisionPolic
     return EvolutionEngine(cfg.task, agent, evaluator, sink, policy, settings, session=name)
 
 
+async def run_to_end(engine: EvolutionEngine) -> EvolutionResult:
+    """Run the session, then release the agent's connections in the same event loop (an LLM
+    client's HTTP sessions belong to the loop they were opened in)."""
+    try:
+        return await engine.run()
+    finally:
+        close = getattr(engine.agent, "aclose", None)
+        if close is not None:
+            await close()
+
+
 def result_json(engine: EvolutionEngine, result: EvolutionResult, cfg: SessionConfig,
                 kernel_path: str | None = None, tokens: int = 0, cost_usd: float = 0.0) -> dict:
     """The `run --json` document (CLI contract)."""

@@ -12,6 +12,7 @@ The key is read from the environment at call time, passed to litellm, and nowher
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 import re
@@ -221,11 +222,24 @@ class LiteLLMClient(LLMClient):
         return f"LiteLLMClient({self.config!r})"
 
     async def aclose(self) -> None:
-        if litellm.loaded:
-            try:
-                await litellm.close_litellm_async_clients()
-            except Exception as exc:           # closing is best effort: the process may go on
-                log.warning("closing litellm's HTTP clients failed: %s: %s", type(exc).__name__, exc)
+        """Close litellm's cached HTTP clients in the running loop (they belong to it), then drop
+        them from its cache, so a later request in another loop builds fresh ones. Left open, their
+        aiohttp sessions print "Unclosed client session" when collected (at exit, or when litellm's
+        cache evicts them)."""
+        if not litellm.loaded:
+            return
+        try:
+            await litellm.close_litellm_async_clients()
+            # litellm 1.80's cleanup skips the OpenAI SDK clients it caches (openai-compatible
+            # servers): `AsyncOpenAI` closes with `close()`, which none of its branches calls
+            cache = litellm.in_memory_llm_clients_cache
+            for cached in list(cache.cache_dict.values()):
+                close, closed = getattr(cached, "close", None), getattr(cached, "is_closed", None)
+                if inspect.iscoroutinefunction(close) and callable(closed) and not closed():
+                    await close()
+            cache.flush_cache()
+        except Exception as exc:           # closing is best effort: the process may go on
+            log.warning("closing litellm's HTTP clients failed: %s: %s", type(exc).__name__, exc)
 
     # request -------------------------------------------------------------------------------------
 
