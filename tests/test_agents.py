@@ -686,3 +686,24 @@ async def test_a_variant_of_an_index_operator_carries_its_operations_cards_and_t
     assert "## Cards for the golden's operations (aten.gather -> L4.Gather" in sent
     assert "### [L4.Gather]" in sent and "Gather(dst, src, LocalTensor<uint32_t> byteOffsets" in sent
     assert "need no PipeBarrier<PIPE_V>" in sent and "Compares Select, Cast" in sent
+
+
+def test_prompt_memo_is_per_object_and_bounded():
+    """The prompt texts derived from a golden are cached per golden object: a second task with
+    the same name and key but another golden (a freed golden's id reused) is computed afresh,
+    and the cache keeps at most its size."""
+    from copilot.agents.prompts import _TaskMemo
+
+    memo, calls = _TaskMemo(size=2), []
+
+    def compute(v):
+        return lambda: calls.append(v) or v
+
+    golden_a, golden_b = object(), object()
+    assert memo.get(golden_a, ("relu",), compute("a")) == "a"
+    assert memo.get(golden_a, ("relu",), compute("again")) == "a"
+    assert memo.get(golden_b, ("relu",), compute("b")) == "b"
+    for i in range(5):
+        memo.get(golden_a, ("t", i), compute(i))
+    assert len(memo.entries) == 2
+    assert calls == ["a", "b", 0, 1, 2, 3, 4]

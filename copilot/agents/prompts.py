@@ -8,6 +8,7 @@ import difflib
 import logging
 import math
 import re
+from collections import OrderedDict
 
 from copilot.events import Candidate
 from copilot.evolution.engine import ProposalRequest
@@ -16,6 +17,30 @@ from copilot.evolution.strategies import Strategy
 from copilot.tasks.model import Task
 
 log = logging.getLogger(__name__)
+
+
+class _TaskMemo:
+    """What the prompt texts derive from a task's golden (its outputs, rebuilt input ranges,
+    inf/NaN cases), computed once per task and key. An entry holds the object it was derived
+    from and is a hit only for that very object (a freed golden's `id` can be reused by another
+    task's); the oldest entries go past `size`, so a long TUI session that loads many tasks keeps
+    a bounded cache."""
+
+    def __init__(self, size: int = 256):
+        self.size = size
+        self.entries: OrderedDict[tuple, tuple[object, object]] = OrderedDict()
+
+    def get(self, owner: object, key: tuple, compute):
+        hit = self.entries.get(key)
+        if hit is not None and hit[0] is owner:
+            self.entries.move_to_end(key)
+            return hit[1]
+        value = compute()
+        self.entries[key] = (owner, value)
+        self.entries.move_to_end(key)
+        while len(self.entries) > self.size:
+            self.entries.popitem(last=False)
+        return value
 
 OUTPUT_CONTRACT = """\
 Reply with ONE complete AscendC source file in a single ```cpp block, or with SEARCH/REPLACE edit
@@ -82,7 +107,7 @@ def task_statement(task: Task) -> str:
     return "\n".join(x for x in lines if x)
 
 
-_GOLDEN_OUTPUTS: dict[tuple, str] = {}
+_GOLDEN_OUTPUTS = _TaskMemo()
 
 
 def _golden_outputs(task: Task, cases) -> str:
@@ -90,12 +115,14 @@ def _golden_outputs(task: Task, cases) -> str:
     from the proto's (a `.sum` over int32 returns int64), and a golden may return fewer outputs than
     the proto declares. From a run on meta tensors; where the outputs depend on the values (unique's
     length), their dtypes from a real run of the case's shrunk twin. Once per task and cases."""
+    return _GOLDEN_OUTPUTS.get(task.golden, (task.name, tuple(str(c.id) for c in cases)),
+                               lambda: _golden_output_rows(task, cases))
+
+
+def _golden_output_rows(task: Task, cases) -> str:
     from copilot.costmodel.estimate import meta_outputs, output_shapes
     from copilot.tasks.quick import twin
 
-    key = (task.name, id(task.golden), tuple(str(c.id) for c in cases))
-    if key in _GOLDEN_OUTPUTS:
-        return _GOLDEN_OUTPUTS[key]
     rows = []
     for c in cases:
         try:
@@ -110,10 +137,8 @@ def _golden_outputs(task: Task, cases) -> str:
         rows.append(f"case {c.id}: " + ", ".join(f"{o.name} {_shape(tuple(o.shape))} {o.dtype}" if shaped
                                                  else f"{o.name} {o.dtype}" for o in outs)
                     + ("" if shaped else " (shapes depend on the values)") + _not_returned(task, outs))
-    text = ("The golden's outputs (judged in these dtypes; where they differ from the proto's, the golden "
+    return ("The golden's outputs (judged in these dtypes; where they differ from the proto's, the golden "
             "decides): " + "; ".join(rows) + ".") if rows else ""
-    _GOLDEN_OUTPUTS[key] = text
-    return text
 
 
 def _value_ranges(task: Task, case) -> str:
@@ -135,7 +160,7 @@ def _value_ranges(task: Task, case) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-_REWORKED: dict[tuple, list | None] = {}
+_REWORKED = _TaskMemo()
 
 
 def _reworked_ranges(task: Task, case) -> list | None:
@@ -145,14 +170,14 @@ def _reworked_ranges(task: Task, case) -> list | None:
 
     if task.input_fn is None:
         return None
-    key = (task.name, id(task.input_fn), str(case.id))
-    if key not in _REWORKED:
+
+    def compute():
         try:
-            _REWORKED[key] = reworked_ranges(task, case)
+            return reworked_ranges(task, case)
         except Exception as exc:
             log.debug("%s case %s: no rebuilt input ranges (%s)", task.name, case.id, exc)
-            _REWORKED[key] = None
-    return _REWORKED[key]
+            return None
+    return _REWORKED.get(task.input_fn, (task.name, str(case.id)), compute)
 
 
 def special_inputs(task: Task, case) -> str:
@@ -193,18 +218,19 @@ def _golden_casts(task: Task) -> str:
             "its arithmetic runs in that dtype, not in float64, and the judge compares against that result.")
 
 
-_SPECIAL: dict[tuple, str] = {}
+_SPECIAL = _TaskMemo()
 
 
 def _special_cases(task: Task) -> str:
     """The cases whose inputs carry inf or NaN, the correctness tier's quick twins among them
     (roi_align's 13q and 14q), said up front: the sample shapes list six plain cases, and a
     kernel that skips a zero-weight term loses the NaN the golden outputs. Once per task."""
+    return _SPECIAL.get(task.golden, (task.name,), lambda: _special_case_text(task))
+
+
+def _special_case_text(task: Task) -> str:
     from copilot.tasks import select_cases
 
-    key = (task.name, id(task.golden))
-    if key in _SPECIAL:
-        return _SPECIAL[key]
     cases, tier = list(task.cases), []
     try:
         tier = select_cases(task, "quick" if task.builtin else "twins")
@@ -226,7 +252,6 @@ def _special_cases(task: Task) -> str:
                   "(0 * NaN, 0 * inf and inf - inf are NaN; L4.nan-inf-semantics for Max, Min and compares): "
                   "a kernel that skips a term the golden computes, a zero-weight one included, loses a NaN "
                   "or inf the golden outputs.")
-    _SPECIAL[key] = text
     return text
 
 
