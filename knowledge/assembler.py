@@ -176,12 +176,11 @@ def assemble(task_or_patterns, phase: str, chip: str = "910B2", diagnostics=(),
                    f"core split) from {ex.id}, and the {family} strategy from the operator's cards")
     if ex is not None and not ex.fits_chip(chip):
         ex_reason += f" (written for {', '.join(ex.chips)}: adapt it to {chip})"
+    exemplars = [e for e in (ex, *extra_ex) if e is not None]     # the family's first is the skeleton
     if phase == "init":
-        apis = _pattern_apis(patterns[:2], chip) | set(ex.apis if ex is not None else ())
-        apis.update(a for other in extra_ex for a in other.apis)
-        pick(0, ex, "full", ex_reason)
-        for other in extra_ex:
-            pick(0, other, "full", ex_reason)
+        apis = _pattern_apis(patterns[:2], chip) | {a for e in exemplars for a in e.apis}
+        for e in exemplars:
+            pick(0, e, "full", ex_reason)
         for c in cards:
             if c.level in ("L0", "L1") and "init" in c.phases and c.fits_pattern(patterns):
                 pick(1, c, "summary", f"{c.level} mental model")
@@ -213,9 +212,8 @@ def assemble(task_or_patterns, phase: str, chip: str = "910B2", diagnostics=(),
                     pick(1, idx[other], "full", f"card named by diagnostic {cid}")
             for other in cards_for_api(api):
                 pick(2, idx[other], "compact", f"API {api} named by diagnostic {cid}")
-        pick(3, ex, "full", ex_reason)
-        for other in extra_ex:
-            pick(3, other, "full", ex_reason)
+        for e in exemplars:
+            pick(3, e, "full", ex_reason)
     elif phase == "tuning":
         for c in cards:
             if c.level == "L3" and "tuning" in c.phases and c.fits_pattern(patterns):
