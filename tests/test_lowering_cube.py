@@ -49,6 +49,17 @@ def test_an_int64_accumulation_is_refused_with_its_reason():
 
 
 @needs_cannbench
+def test_a_chain_of_products_with_four_outputs_names_its_real_reason(cli):
+    """mla_prolog (4 products, norms and rotary between them, 4 outputs) was refused as 'aten.mm is not
+    supported by the lowering' (the vector planner's words after the cube planner stood aside)."""
+    code, out, err = cli("lower", "--task", str(CANNBENCH / "level4" / "mla_prolog"))
+    assert code == 3 and not out
+    line = err.strip()
+    assert "\n" not in line and "not supported by the lowering" not in line
+    assert "aten.mm: 4 matrix product(s) into 4 outputs" in line and "2 outputs at the most" in line
+
+
+@needs_cannbench
 def test_weight_quant_prologue_is_the_dequant():
     p = _plan(CANNBENCH / "level3" / "weight_quant_batch_matmul")
     names = [i.name for i in p.task.inputs]

@@ -582,14 +582,19 @@ def _variants(task, groups) -> list[tuple]:
 def plan_cube(task):
     """The cube plan of `task`, None when its golden has no matrix product; Unsupported when it has
     one this lowering does not handle."""
-    if len(task.outputs) > 2 or not task.cases:
+    if not task.cases:
         return None
     try:
         first = trace_case(task, task.cases[0])[0]
     except Exception:                 # noqa: BLE001 - not traceable this way: the other planners decide
         return None
-    if not _matmuls(first):
+    mms = _matmuls(first)
+    if not mms:
         return None
+    if len(task.outputs) > 2:         # said here: the vector planner after this one would only name the op
+        raise Unsupported(f"{task.name}: aten.{_name(mms[0])}: {len(mms)} matrix product(s) into "
+                          f"{len(task.outputs)} outputs; the cube lowering writes one product (or one grouped "
+                          "product) and at most one stage after it, 2 outputs at the most")
     found, unserved = [], {}
     for case in task.cases:
         try:
