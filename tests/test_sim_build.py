@@ -276,3 +276,29 @@ def test_a_compile_stopped_twice_is_an_error_that_is_not_cached(tmp_path, relu, 
     monkeypatch.undo()
     second = build(path, relu, ["float32", "float32"])      # the machine is quiet again: compiled, not the cached failure
     assert second.ok and not second.cached, [d.message for d in second.diagnostics]
+
+
+def test_a_new_precompiled_header_removes_only_the_stale_ones(tmp_path, monkeypatch):
+    """Every change of the headers, flags or g++ makes a new precompiled header (~140 MB): the
+    first build of a new one removes those unused for PCH_KEEP_DAYS, keeps recent ones, and a
+    directory already in use prunes nothing."""
+    import time
+
+    sim_build = build_module
+    monkeypatch.setattr(sim_build, "_PCH_SEEN", set())
+    pch = tmp_path / "pch"
+    stale, recent, other_stale = pch / "stale", pch / "recent", pch / "other"
+    for d in (stale, recent, other_stale):
+        d.mkdir(parents=True)
+        (d / ".used").touch()
+    old = time.time() - (sim_build.PCH_KEEP_DAYS + 1) * 86400
+    os.utime(stale / ".used", (old, old))
+    os.utime(other_stale / ".used", (old, old))
+
+    sim_build._note_pch_use(other_stale)             # in use: stamped, prunes nothing
+    assert stale.exists() and other_stale.exists()
+    assert (other_stale / ".used").stat().st_mtime > old + 86400
+
+    sim_build._note_pch_use(pch / "new")
+    assert not stale.exists()
+    assert recent.exists() and other_stale.exists() and (pch / "new" / ".used").exists()

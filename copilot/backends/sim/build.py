@@ -489,12 +489,39 @@ def _pch_text(unit: str) -> str:
             + "".join(f'#include "{h}"\n' for h in headers if any((d / h).exists() for d in include_dirs())))
 
 
+PCH_KEEP_DAYS = 14      # a precompiled header unused this long (older headers, another g++) is removed
+_PCH_SEEN: set[Path] = set()
+
+
+def _note_pch_use(pch_dir: Path) -> None:
+    """Stamp `pch_dir` as used (once per process) and, the first time a process sees a directory
+    that does not exist yet (new headers, flags or g++), remove the precompiled headers no process
+    has used for PCH_KEEP_DAYS: each is ~140 MB, and every change of the headers makes a new one.
+    A directory in use is stamped by its users, so only stale ones go."""
+    if pch_dir in _PCH_SEEN:
+        return
+    _PCH_SEEN.add(pch_dir)
+    if not pch_dir.exists():
+        cutoff = time.time() - PCH_KEEP_DAYS * 86400
+        for old in pch_dir.parent.glob("*"):
+            stamp = old / ".used"
+            try:
+                used = stamp.stat().st_mtime if stamp.exists() else old.stat().st_mtime
+            except OSError:
+                continue
+            if old != pch_dir and old.is_dir() and used < cutoff:
+                shutil.rmtree(old, ignore_errors=True)
+    pch_dir.mkdir(parents=True, exist_ok=True)
+    (pch_dir / ".used").touch()
+
+
 def ensure_pch(chip: ChipProfile, hh: str | None = None) -> Path | None:
     """The directory holding `cannsim_pch.h` (the device unit's headers) and `cannsim_host_pch.h`
     (the host unit's) with their .gch for this chip's arch, built once."""
     hh = hh or headers_hash()
     flags = CXX_FLAGS + _arch_macros(chip)
     pch_dir = cache_dir() / "pch" / _pch_key(chip, hh)
+    _note_pch_use(pch_dir)
     for name, unit in (("cannsim_pch.h", "device"), ("cannsim_host_pch.h", "host")):
         header = pch_dir / name
         ok = _compile_once(pch_dir / f"{name}.gch", pch_dir / f"{unit}.failed", header, _pch_text(unit),
