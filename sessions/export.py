@@ -66,6 +66,18 @@ def best_of(candidates: list[dict]) -> dict | None:
     return next((c for c in leaderboard(candidates) if not c["vetoed"]), None)
 
 
+def timed_text(c: dict) -> str:
+    """`2 of 3`: how many of the candidate's performance cases its time is over ('-' before any)."""
+    k_n = c.get("perf_timed")
+    return f"{k_n[0]} of {k_n[1]}" if k_n else "-"
+
+
+def not_timed(record: dict, cid: str) -> list[tuple[str, str]]:
+    """(case id, why) for each performance case of the candidate's latest evaluation without a time."""
+    return [(e["case_id"], e["metrics"]["not_timed"]) for e in record.get("evaluations", [])
+            if e["candidate_id"] == cid and (e.get("metrics") or {}).get("not_timed")]
+
+
 def unified_diff(base: dict, best: dict) -> str:
     return "".join(difflib.unified_diff(base["code"].splitlines(keepends=True),
                                         best["code"].splitlines(keepends=True),
@@ -104,13 +116,13 @@ def render_report(record: dict) -> str:
 
     out += ["## Leaderboard", ""]
     if board:
-        out += ["| # | id | round | origin | strategy | time (us) | timing | speedup vs baseline | "
-                "roofline | flags |", "|---:|---|---:|---|---|---:|---|---:|---:|---|"]
+        out += ["| # | id | round | origin | strategy | time (us) | timing | perf cases timed | "
+                "speedup vs baseline | roofline | flags |", "|---:|---|---:|---|---|---:|---|---:|---:|---:|---|"]
         for i, c in enumerate(board, 1):
             speedup = base_time / c["time_us"] if base_time and c["time_us"] else None
             flags = " ".join(f for f, on in (("pinned", c["pinned"]), ("vetoed", c["vetoed"])) if on)
             out.append(f"| {i} | {c['id']} | {c['round']} | {c['origin']} | {_cell(c['strategy'])} | "
-                       f"{c['time_us']:.2f} | {c['timing']} | {_num(speedup, '{:.2f}x')} | "
+                       f"{c['time_us']:.2f} | {c['timing']} | {timed_text(c)} | {_num(speedup, '{:.2f}x')} | "
                        f"{_num(c['roofline_fraction'])} | {_cell(flags)} |")
     else:
         out.append("No candidate passed.")
@@ -130,6 +142,12 @@ def render_report(record: dict) -> str:
                 f"{_num(speedup, '{:.2f}x')} the baseline"
                 + (f" `{base['id']}` at {base_time:.2f} us" if base_time else "")
                 + f". File: `best.cpp` (also `kernels/{_safe_name(best['id'])}.cpp`).", ""]
+        skipped = not_timed(record, best["id"])
+        if skipped:
+            out += [f"Its time is over {timed_text(best)} performance cases (the same cases for every "
+                    "candidate of the task); not timed:", ""]
+            out += [f"- case {_cell(cid)}: {_cell(why.removeprefix('not timed: '))}" for cid, why in skipped]
+            out.append("")
         if base and base["id"] != best["id"]:
             out += [f"### Diff from the baseline `{base['id']}`", "", "```diff",
                     unified_diff(base, best).rstrip("\n"), "```", ""]

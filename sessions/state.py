@@ -256,8 +256,13 @@ def read_record(conn: sqlite3.Connection, sid: int, with_events: bool = False,
             if table == "rounds":
                 row.pop("random_state", None)
     session.pop("random_state", None)
+    # [k, n]: k of the n performance cases of each candidate's latest evaluation have a time
+    coverage = {cid: [k, n] for cid, k, n in conn.execute(
+        "SELECT candidate_id, sum(time_us > 0 AND passed IS NOT 0), count(*) FROM evaluations "
+        "WHERE session_id=? AND json_extract(metrics, '$.role')='performance' GROUP BY candidate_id", (sid,))}
     for c in record["candidates"]:
         c["pinned"], c["vetoed"] = bool(c["pinned"]), bool(c["vetoed"])
+        c["perf_timed"] = coverage.get(c["id"])
     if with_events:
         record["events"] = [dict(json.loads(p), seq=q) for q, p in conn.execute(
             "SELECT seq, payload FROM events WHERE session_id=? ORDER BY seq", (sid,))]

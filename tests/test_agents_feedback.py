@@ -541,16 +541,18 @@ def test_a_performance_case_whose_output_shape_needs_an_oversized_golden_is_left
     """unique's case 6: its output length is data-dependent, so its shapes need the golden itself,
     which is over the oracle budget: the case goes untimed instead of failing the session."""
     import copilot.costmodel.estimate as estimate
-    from copilot.evolution.evaluate import SimEvaluator
+    from copilot.evolution.evaluate import SimEvaluator, Untimed
     from copilot.oracle import CaseTooLarge
 
-    def too_large(path, task, case, chip, builds):
+    def too_large(task, case):
         raise CaseTooLarge(f"{task.name} case {case.id}: the oracle needs ~6.2 GiB, over the budget")
 
-    monkeypatch.setattr(estimate, "build_for_case", too_large)
+    monkeypatch.setattr(estimate, "output_shapes", too_large)
     task = load_task(REPO / "tests" / "fixtures" / "tasks" / "scaled_tanh")
     ev = SimEvaluator(workdir=tmp_path)
-    assert ev._time_case(task, task.case("4"), {}, tmp_path / "k.cpp") is None
+    untimed = ev._time_case(task, task.case("4"), {}, tmp_path / "k.cpp")
+    assert isinstance(untimed, Untimed) and untimed.task        # the task's reason: left out for everyone
+    assert untimed.reason == "not timed: scaled_tanh case 4: the oracle needs ~6.2 GiB, over the budget"
 
 
 def test_output_dtypes_of_a_case_whose_golden_does_not_fit_come_from_its_twin(monkeypatch):

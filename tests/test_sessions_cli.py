@@ -70,7 +70,8 @@ def test_show_json_golden_structure(store_path, cli):
     assert set(doc["resume"]) == {"last_completed_round", "round_in_progress", "decision_pending",
                                   "next_round", "in_flight", "pins", "vetoes", "steer"}
     assert doc["baseline_id"] == "r1-c1"
-    assert set(doc["best"]) == {"id", "time_us", "timing", "roofline_fraction", "speedup_vs_baseline"}
+    assert set(doc["best"]) == {"id", "time_us", "timing", "roofline_fraction", "perf_cases_timed",
+                                "speedup_vs_baseline"}
     times = [c["time_us"] for c in doc["leaderboard"]]
     assert times == sorted(times) and doc["best"]["id"] == next(c["id"] for c in doc["leaderboard"]
                                                                if not c["vetoed"])

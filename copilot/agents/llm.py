@@ -31,6 +31,8 @@ TOOLS_HELP = """\
 You may call tools before answering, one per line:
 TOOL build               compile your latest kernel and get its diagnostics
 TOOL run_quick_cases     build, run the quick correctness cases, then time the performance cases
+TOOL time_case <ID>[,ID] judge the latest kernel, then time these cases of the task (at most 3): a code
+                         path the performance cases do not reach (another dtype) gets its estimate too
 TOOL read_card <ID>      read a knowledge card in full (ids as in the knowledge above or the list
                          below; cards above are shown compact or as one line: the full card has
                          every pair, field and limit, e.g. L4.Cast's per-chip pair table)
@@ -43,7 +45,7 @@ rounds, if any, make variants of it); if it fails, the last kernel that passed r
 instead. Speed work before DONE is welcome, within the turn budget. Older turns are shown compacted
 (their kernels and long tool results cut to one line): the latest kernel and tool results are in full."""
 
-TOOL_LINE = re.compile(r"^[ \t]*TOOL[ \t]+(build|run_quick_cases|read_card|show_diagnostics|show_pipe_profile)\b"
+TOOL_LINE = re.compile(r"^[ \t]*TOOL[ \t]+(build|run_quick_cases|time_case|read_card|show_diagnostics|show_pipe_profile)\b"
                        r"[ \t]*(.*)$", re.M)
 
 
@@ -79,6 +81,7 @@ class LLMAgent:
         self.use_lowering = use_lowering
         self._labels: dict[str, dict[str, str]] = {}
         self._round_directions: dict[int, set[str]] = {}     # round -> the directions its variants took
+        self._timers: dict[str, Any] = {}                    # case ids -> an evaluator timing those cases
 
     async def aclose(self) -> None:
         """Release the model client's connections (the end of a session)."""
@@ -201,7 +204,11 @@ class LLMAgent:
             if ev.status == "passed":
                 trace.passing = trace.code
             cases = case_results(ev, lambda cid: self._case_label(task, cid), chip)
-            return f"[run_quick_cases] status {ev.status}\n{cases}\n" + _diag_lines(ev.diagnostics)
+            paths = untimed_paths(task, ev) if ev.status == "passed" else ""
+            return f"[run_quick_cases] status {ev.status}\n{cases}\n" + (paths + "\n" if paths else "") + \
+                _diag_lines(ev.diagnostics)
+        if name == "time_case":
+            return await self._time_cases(task, trace, arg)
         if name == "show_diagnostics":
             if trace.last is None:
                 return "[show_diagnostics] nothing built yet"
@@ -215,6 +222,48 @@ class LLMAgent:
                 f"{self._case_label(task, c['id'])}: {explain_estimate(c, chip)}" for c in perf if c.get("est_us")) \
                 + f"\n(what each instruction costs in this model: TOOL read_card {COST_CARD})"
         return f"[{name}] unknown tool"
+
+    async def _time_cases(self, task: Task, trace: _Trace, arg: str) -> str:
+        """`time_case`: the latest kernel judged on the correctness cases, then timed on the cases
+        asked for (by an evaluator like the session's whose performance tier is those cases)."""
+        ids = [i for i in re.split(r"[,\s]+", arg) if i][:MAX_TIMED_CASES]
+        known = [c.id for c in task.cases]
+        if not ids or any(i not in known for i in ids):
+            bad = ", ".join(i for i in ids if i not in known)
+            return (f"[time_case] {'no case ' + bad if bad else 'give case ids'}: TOOL time_case <ID>[,ID], "
+                    f"ids of the task's cases ({known[0]} to {known[-1]})")
+        if not trace.code:
+            return "[time_case] there is no kernel yet: put one in a ```cpp block"
+        timer = self._timer(",".join(ids))
+        if timer is None:
+            return f"[time_case] this evaluator ({type(self.evaluator).__name__}) times only its performance cases"
+        ev = await timer.evaluate(task, Candidate(id="probe", code=trace.code, round=0, origin="llm"))
+        if ev.status != "passed":
+            failing = [c for c in ev.cases if c.get("passed") is False and str(c.get("id")) in ids]
+            if failing:         # the timed run of an asked case was wrong
+                return "[time_case] " + "\n".join(
+                    f"{self._case_label(task, c['id'])}: FAIL {c.get('message') or ''}".rstrip() for c in failing)
+            return (f"[time_case] not timed: the kernel is {ev.status} on the correctness cases "
+                    "(TOOL run_quick_cases says where)")
+        rows = [c for c in ev.cases if c.get("role") == "performance" and str(c.get("id")) in ids]
+        return "[time_case] (cost-model estimates, not part of the fitness)\n" + "\n".join(
+            f"{self._case_label(task, c['id'])}: {short_estimate(c) if c.get('est_us') else c.get('not_timed') or 'not timed'}"
+            for c in rows)
+
+    def _timer(self, ids: str):
+        """An evaluator like the session's whose performance cases are `ids` (kept per ids, so a
+        kernel asked about twice is evaluated once); None when the session's evaluator cannot."""
+        if ids not in self._timers:
+            from copilot.evolution.evaluate import SimEvaluator
+
+            ev = self.evaluator
+            if isinstance(ev, SimEvaluator):        # the same chip, seed and files (built objects, references)
+                self._timers[ids] = SimEvaluator(chip=ev.chip, workdir=ev.workdir, perf=ids, seed=ev.seed)
+            elif hasattr(ev, "with_perf"):
+                self._timers[ids] = ev.with_perf(ids)
+            else:
+                return None
+        return self._timers[ids]
 
     def _case_label(self, task: Task, cid) -> str:
         """`case 18q: 2001x255 768x255 float32/int32 dim=0`: the shapes and attrs of a case (a
@@ -369,7 +418,7 @@ def case_results(ev: Evaluation, label=lambda cid: f"case {cid}", chip: str = "9
         judged_perf = c.get("role") == "performance" and c.get("judged") not in (None, False)
         state = "pass" if c.get("passed") or (judged_perf and c.get("passed") is None) else \
             "FAIL" if c.get("passed") is False else "not judged"
-        msg = c.get("message") or ""
+        msg = c.get("message") or c.get("not_timed") or ""      # why a performance case has no time
         est = f" — {explain_estimate(c, chip)}" if c.get("est_us") else ""
         unchecked = (c.get("failure_class") == "too_large" and c.get("passed") is None) or \
             (c.get("role") == "performance" and c.get("judged") is False)
@@ -386,6 +435,41 @@ def case_results(ev: Evaluation, label=lambda cid: f"case {cid}", chip: str = "9
 
 TOP_INSTRUCTIONS = 4
 COST_CARD = "L4.instruction-costs"
+
+
+MAX_TIMED_CASES = 3
+
+
+def untimed_paths(task: Task, ev: Evaluation) -> str:
+    """The dtype combinations of the task that no timed performance case has, each with its smallest
+    case: a kernel's other code paths (unique: its sort path for floats beside its int path) are
+    timed only when asked for, with time_case."""
+    def combo(c) -> tuple:
+        return tuple(d for d in c.dtypes if d)
+
+    timed = {str(c.get("id")) for c in ev.cases if c.get("role") == "performance" and c.get("est_us")}
+    seen = {combo(c) for c in task.cases if c.id in timed}
+    smallest: dict[tuple, Any] = {}
+    for c in sorted(task.cases, key=lambda c: (c.total_numel, c.id)):
+        smallest.setdefault(combo(c), c)
+    order = [c.id for c in task.cases]
+    left = sorted(((k, c.id) for k, c in smallest.items() if k not in seen), key=lambda kc: order.index(kc[1]))
+    if not timed or not left:
+        return ""
+    return ("[other dtypes] no timed case has " + ", ".join(f"{'/'.join(k)} (smallest: case {cid})" for k, cid in left)
+            + ": TOOL time_case <ID> times a case on such a code path")
+
+
+def short_estimate(c: dict) -> str:
+    """A timed case in one short line: the estimate, the cores, the bound and the roofline share."""
+    parts = [f"{c['est_us']:.2f} us est."]
+    if c.get("block_dim"):
+        parts.append(f"on {c['block_dim']} cores")
+    if c.get("bottleneck"):
+        parts.append(f"bound by {c['bottleneck']}")
+    if c.get("t_hw_us"):
+        parts.append(f"roofline {c['t_hw_us']:.2f} us ({c['t_hw_us'] / c['est_us']:.0%} of it)")
+    return ", ".join(parts)
 
 
 def explain_estimate(c: dict, chip: str = "910B2") -> str:

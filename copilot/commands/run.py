@@ -138,12 +138,14 @@ def _print_summary(engine, result, doc) -> None:
 
     con = Console()
     table = Table(title=f"session {engine.session}: leaderboard (times are {doc['best']['timing'] if doc['best'] else 'estimates'})")
-    for col in ("rank", "id", "origin", "strategy", "status", "time µs", "speedup", "roofline", "HAP", "marks"):
+    for col in ("rank", "id", "origin", "strategy", "status", "time µs", "perf cases", "speedup", "roofline", "HAP",
+                "marks"):
         table.add_column(col)
-    for row in leaderboard(result.population, result.baseline)[:20]:
+    for row in leaderboard(result.population, result.baseline, engine.cases)[:20]:
         marks = " ".join(m for m, on in (("pinned", row["pinned"]), ("vetoed", row["vetoed"])) if on)
         table.add_row(str(row["rank"] or "-"), row["id"], row["origin"], row["strategy"], row["status"],
                       f"{row['time_us']:.2f} {'est.' if row['timing'] == 'estimate' else 'meas.'}" if row["time_us"] else "-",
+                      "{} of {}".format(*row["perf_timed"]) if row["perf_timed"] else "-",
                       f"{row['speedup']:.2f}x" if row["speedup"] else "-",
                       f"{row['roofline_fraction']:.0%}" if row["roofline_fraction"] else "-",
                       (f"{row['hap']:.2f}" + (" est." if row["timing"] == "estimate" else "")) if row["hap"] is not None
@@ -151,7 +153,10 @@ def _print_summary(engine, result, doc) -> None:
     con.print(table)
     best = doc["best"]
     if best:
-        con.print(f"best {best['id']}: {best['time_us']} us ({best['timing']}), "
+        cover = best["perf_cases_timed"]
+        con.print(f"best {best['id']}: {best['time_us']} us ({best['timing']}"
+                  + (f", over {cover['timed']} of {cover['of']} performance cases" if cover and
+                     cover["timed"] < cover["of"] else "") + "), "
                   f"{best['speedup_vs_baseline'] or 0:.2f}x vs baseline"
                   + (f", HAP {best['hap']:.2f} and {best['speedup_vs_vendor']:.2f}x vs the vendor"
                      f"{' (est.)' if best['timing'] == 'estimate' else ''}" if best["hap"] is not None else "")

@@ -125,7 +125,7 @@ def show_document(store, name: str) -> dict:
     base, best = baseline_of(cands), best_of(cands)
     base_time = base["time_us"] if base and base["status"] == "passed" else None
     slim = ("id", "round", "origin", "strategy", "agency_mode", "parent_ids", "status", "time_us",
-            "timing", "roofline_fraction", "pinned", "vetoed", "eval_count")
+            "timing", "roofline_fraction", "perf_timed", "pinned", "vetoed", "eval_count")
     return {
         "session": record["session"],
         "resume": {
@@ -141,6 +141,8 @@ def show_document(store, name: str) -> dict:
         "best": None if not best else {
             "id": best["id"], "time_us": best["time_us"], "timing": best["timing"],
             "roofline_fraction": best["roofline_fraction"],
+            "perf_cases_timed": {"timed": best["perf_timed"][0], "of": best["perf_timed"][1]}
+            if best["perf_timed"] else None,
             "speedup_vs_baseline": base_time / best["time_us"] if base_time else None},
         "baseline_id": base["id"] if base else None,
         "leaderboard": [{k: c[k] for k in slim} for c in leaderboard(cands)],
@@ -156,6 +158,8 @@ def show_document(store, name: str) -> dict:
 
 
 def _show(store, args) -> int:
+    from sessions.export import timed_text
+
     doc = show_document(store, args.session)
     if args.json:
         json.dump(doc, sys.stdout, indent=2)
@@ -180,12 +184,12 @@ def _show(store, args) -> int:
         con.print(f"pinned {', '.join(r['pins']) or '-'}; vetoed {', '.join(r['vetoes']) or '-'}; "
                   f"steer {r['steer']!r}", highlight=False)
     board = Table(title="leaderboard")
-    for col in ("#", "id", "round", "origin", "strategy", "time (us)", "timing", "roofline", "flags"):
+    for col in ("#", "id", "round", "origin", "strategy", "time (us)", "timing", "perf cases", "roofline", "flags"):
         board.add_column(col)
     for i, c in enumerate(doc["leaderboard"][:15], 1):
         flags = " ".join(f for f in ("pinned", "vetoed") if c[f])
         board.add_row(str(i), c["id"], str(c["round"]), c["origin"], c["strategy"] or "-",
-                      f"{c['time_us']:.2f}", c["timing"],
+                      f"{c['time_us']:.2f}", c["timing"], timed_text(c),
                       "-" if c["roofline_fraction"] is None else f"{c['roofline_fraction']:.2f}", flags)
     con.print(board)
     rounds = Table(title="rounds")

@@ -39,8 +39,13 @@ def output_shapes(task: Task, case: Case) -> list[OutputShape]:
     try:
         return meta_outputs(task, case)
     except Exception:
-        from copilot.oracle import make_inputs, reference
+        from copilot.oracle import CaseTooLarge, estimate_bytes, make_inputs, oracle_budget_bytes, reference
 
+        need, budget = estimate_bytes(case), oracle_budget_bytes()
+        if need > budget:           # refused before its inputs are drawn (unique's case 6: 268M elements)
+            raise CaseTooLarge(f"{task.name} {case.label()}: its output shape needs the golden, which needs "
+                               f"~{need / 2**30:.1f} GiB, over the oracle budget of {budget / 2**30:.1f} GiB "
+                               "(CANNPILOT_ORACLE_BUDGET_GB)") from None
         return [OutputShape(o.name, o.shape, o.dtype) for o in reference(task, case, make_inputs(task, case)).outputs]
 
 
@@ -260,12 +265,13 @@ def case_roofline(task: Task, case: Case, outs: list[OutputShape], chip) -> tupl
     return roofline_bound(terms), terms
 
 
-def build_for_case(path, task: Task, case: Case, chip, builds: dict):
+def build_for_case(path, task: Task, case: Case, chip, builds: dict, outs: list[OutputShape] | None = None):
     """(build, output shapes, newly built) for `path` with this case's input and output dtypes;
-    `builds` caches one build per dtype combination across calls."""
+    `builds` caches one build per dtype combination across calls. `outs`: the output shapes, when
+    known (else from the golden, which raises CaseTooLarge where they need a golden over budget)."""
     from copilot.backends import sim
 
-    outs = output_shapes(task, case)
+    outs = outs if outs is not None else output_shapes(task, case)
     key = tuple(case.dtypes) + tuple(o.dtype for o in outs)
     fresh = key not in builds
     if fresh:

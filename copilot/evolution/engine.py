@@ -27,7 +27,7 @@ from copilot.events import (
     SessionFinished,
 )
 from copilot.errors import CannpilotError
-from copilot.evolution.population import Inspiration, Population
+from copilot.evolution.population import Inspiration, Population, perf_coverage
 from copilot.evolution.strategies import Strategy, round_one_strategies
 from copilot.tasks.model import Task
 
@@ -98,6 +98,11 @@ class Evaluation:
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
     build_ok: bool = True
     build_seconds: float = 0.0
+
+    @property
+    def perf_timed(self) -> tuple[int, int] | None:
+        """(k, n): k of the n performance cases timed (the fitness is over those k)."""
+        return perf_coverage(self.cases)
 
 
 class Evaluator(Protocol):
@@ -476,7 +481,7 @@ class EvolutionEngine:
                                      median_time_us=summary.median_time_us))
 
     async def _ask_decision(self, r: int) -> RoundDecision:
-        board = leaderboard(self.population, self.baseline)
+        board = leaderboard(self.population, self.baseline, self.cases)
         self.sink.emit(DecisionNeeded(self.session, round=r, leaderboard=board))
         ctx = DecisionContext(r, self.settings.rounds - r, board, self.population)
         decision = await self.policy.decide(ctx)
@@ -521,8 +526,10 @@ def vendor_speedup(cases: list[dict[str, Any]], baselines: dict) -> float | None
     return math.exp(sum(math.log(r) for r in ratios) / len(ratios)) if ratios else None
 
 
-def leaderboard(pop: Population, baseline: Candidate | None = None) -> list[dict[str, Any]]:
-    """Every candidate, passing ones first by time, with the figures the UI and CLI show."""
+def leaderboard(pop: Population, baseline: Candidate | None = None,
+                cases: dict[str, list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
+    """Every candidate, passing ones first by time, with the figures the UI and CLI show; with
+    `cases` (candidate id -> its evaluation's cases), how many performance cases were timed."""
     ranked = pop.ranked()
     rank = {c.id: i + 1 for i, c in enumerate(ranked)}
     rest = [c for c in pop.candidates.values() if c.id not in rank]
@@ -533,5 +540,11 @@ def leaderboard(pop: Population, baseline: Candidate | None = None) -> list[dict
         rows.append({"rank": rank.get(c.id), "id": c.id, "round": c.round, "origin": c.origin,
                      "strategy": c.strategy, "status": c.status, "time_us": c.time_us, "timing": c.timing,
                      "speedup": speed, "roofline_fraction": c.roofline_fraction, "hap": pop.hap.get(c.id),
-                     "pinned": c.pinned, "vetoed": c.vetoed, "tier": pop.tier_of(c.id)})
+                     "pinned": c.pinned, "vetoed": c.vetoed, "tier": pop.tier_of(c.id),
+                     "perf_timed": _coverage(cases, c.id)})
     return rows
+
+
+def _coverage(cases: dict[str, list[dict[str, Any]]] | None, cid: str) -> list[int] | None:
+    k_n = perf_coverage(cases.get(cid, [])) if cases else None
+    return list(k_n) if k_n else None

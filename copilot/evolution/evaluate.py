@@ -3,7 +3,11 @@
 lint (what is visibly wrong in the source) → build → one smoke case → every correctness case
 (the quick tier; for a task that is not built in, also the shrunk twins of its larger cases, so
 the tier has every dtype, value range, rank and alignment class of the task) → the performance
-cases (time ESTIMATED by the cost model). The winner's `confirm` builds it again and judges every
+cases (time ESTIMATED by the cost model). The fitness is the geometric mean over the performance
+cases timed; a case that cannot be timed for the task's reason on this machine (its output shape
+needs a golden over the oracle budget: unique's case 6) is left out for every candidate of the task,
+with a row saying why, so all are ranked on the same cases; a kernel the cost model cannot time on
+a case is passed but not ranked. The winner's `confirm` builds it again and judges every
 case of the task on fresh inputs before it is reported correct. Each step stops the
 cascade on failure, so a broken candidate costs a compile, not a suite. Results are cached by the
 candidate's normalized code, and references (the fp64 oracle) by case: a round of variants of the
@@ -163,6 +167,20 @@ SCAN_MEMORY_BYTES = 768 << 20
 BUILD_WORKERS = 2
 
 
+@dataclass(frozen=True)
+class Untimed:
+    """A performance case left without a time, and why. `task`: for the task's reason on this
+    machine, the same for every candidate (the case is left out of everyone's fitness); else the
+    kernel's own (it passed but is not ranked)."""
+
+    reason: str
+    task: bool
+
+    def row(self, case: Case) -> dict:
+        return {"id": case.id, "role": "performance", "est_us": None, "timing": "estimate",
+                "not_timed": self.reason, "untimed_by": "task" if self.task else "kernel"}
+
+
 def geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
@@ -183,6 +201,10 @@ class SimEvaluator:
         self._refs = _RefStore(self.workdir)
         self._scans = _ScanStore()
         self._tiers: dict[str, list[Case]] = {}
+        # (task, case id) -> the output shapes of a performance case, or why the task cannot have
+        # them here: found at the task's first evaluation and kept, so every candidate of the task
+        # is timed on the same cases
+        self._perf_outs: dict[tuple[str, str], list | str] = {}
         self._lock = threading.Lock()
 
     async def evaluate(self, task: Task, candidate: Candidate) -> Evaluation:
@@ -224,14 +246,21 @@ class SimEvaluator:
                 return failed
 
         times, roofs = [], []
-        for case in select_cases(task, self.perf):
+        perf = select_cases(task, self.perf)
+        for i, case in enumerate(perf):
             timed = self._time_case(task, case, builds, path)
             if isinstance(timed, Evaluation):       # the timed run was wrong or broke: no score
                 cases_out.append(timed.cases[0])
                 return Evaluation(timed.status, cases=cases_out, diagnostics=_dedupe(diags + timed.diagnostics),
                                   build_seconds=build_seconds)
-            if timed is None:
-                times = []
+            if isinstance(timed, Untimed):
+                cases_out.append(timed.row(case))
+                if timed.task:                      # left out of every candidate's fitness
+                    continue
+                times = []                          # this kernel: passed, not ranked
+                cases_out += [Untimed(f"not run: case {case.id} could not be timed, so the candidate is not "
+                                      "ranked", False).row(c) for c in perf[i + 1:]]
+                diags.append(_untimed_diagnostic(case, timed))
                 break
             est_us, roof, extra = timed
             times.append(est_us)
@@ -239,6 +268,10 @@ class SimEvaluator:
                 roofs.append(roof)
             cases_out.append({"id": case.id, "role": "performance", "est_us": est_us,
                               "roofline_fraction": roof, **extra})
+        if perf and not times and all(r.get("untimed_by") == "task" for r in cases_out if r.get("not_timed")):
+            diags.append({"id": "EVO.UNTIMED", "severity": "warning", "line": 0,
+                          "message": "no performance case of the task can be timed on this machine: the "
+                                     "candidate passed but is not ranked"})
         time_us = geomean(times) if times else None
         roof = geomean(roofs) if roofs and len(roofs) == len(times) else None
         return Evaluation("passed", time_us=time_us, timing="estimate", roofline_fraction=roof,
@@ -342,28 +375,51 @@ class SimEvaluator:
             return None
         return self._scans.get((task.name, case.id, self.seed, self.chip), task, r.ref)
 
+    def _case_outputs(self, task: Task, case: Case) -> list | str:
+        """A performance case's output shapes, or why the task cannot have them on this machine (a
+        data-dependent shape, unique's, needs the golden, which does not fit the oracle budget).
+        Decided at the task's first evaluation and kept for the evaluator's life: a later candidate
+        is timed on the same cases even if memory or the budget changed meanwhile."""
+        from copilot.costmodel.estimate import output_shapes
+        from copilot.oracle import CaseTooLarge
+
+        key = (task.name, case.id)
+        with self._lock:
+            hit = self._perf_outs.get(key)
+        if hit is None:
+            try:
+                hit = output_shapes(task, case)
+            except CaseTooLarge as e:
+                hit = str(e)
+            with self._lock:
+                hit = self._perf_outs.setdefault(key, hit)
+        return hit
+
     def _time_case(self, task: Task, case: Case, builds: dict, path: Path, full: bool = False,
                    seed: int | None = None):
         """(est_us, roofline_fraction, extra) for one performance case, judged: the run that gives
         the estimate runs the sampled blocks (every block when `full`) on real inputs, and the
         elements they wrote are compared with the oracle. An Evaluation (one case) when that run
-        fails or is wrong; None when the cost model cannot time this kernel (correct, unranked)."""
+        fails or is wrong; an `Untimed` when the case has no time: for the task's reason (its output
+        shape needs a golden over the oracle budget) or the kernel's (the cost model cannot time it)."""
         from copilot.backends.sim.integrity import timed_case
         from copilot.costmodel.estimate import build_for_case, estimate_case
         from copilot.oracle import CaseTooLarge
 
-        try:
-            b, outs, _ = build_for_case(path, task, case, self.chip, builds)
-        except CaseTooLarge:        # a data-dependent output shape (unique) needs the golden, which does not fit
-            return None
+        outs = self._case_outputs(task, case)
+        if isinstance(outs, str):
+            return Untimed(f"not timed: {outs}", True)
+        b, outs, _ = build_for_case(path, task, case, self.chip, builds, outs)
         if not b.ok:
-            return None
+            return Untimed(f"not timed: the kernel does not build for the case's dtypes "
+                           f"{'/'.join(d for d in case.dtypes if d)}", False)
         try:
             r = self._reference(task, case, seed)
         except CaseTooLarge:        # no oracle fits: count-only estimate, marked unjudged
             est = estimate_case(b, task, case, self.chip, outs)
             if est is None:
-                return None
+                return Untimed("not timed: the kernel's count-only run (no oracle fits the case) failed or ran an "
+                               "instruction the cost model cannot time", False)
             return est.time_us, est.roofline_fraction, _estimate_row(est, False)
         t = timed_case(b, task, case, self.chip, r.inputs, r.ref, full=full,
                        scans=self._scans_of(task, case, r, seed))
@@ -374,7 +430,7 @@ class SimEvaluator:
                               diagnostics=[d.to_json() for d in t.diagnostics])
         est = t.estimate
         if est is None:
-            return None
+            return Untimed("not timed: the kernel ran an instruction the cost model cannot time", False)
         return est.time_us, est.roofline_fraction, _estimate_row(est, judged)
 
     def confirm(self, task: Task, candidate: Candidate) -> Evaluation:
@@ -406,8 +462,12 @@ class SimEvaluator:
             if isinstance(timed, Evaluation):
                 return _demoted(Evaluation(timed.status, cases=timed.cases, diagnostics=timed.diagnostics),
                                 f"performance case {case.id} failed its full run on fresh inputs (seed {seed})")
-            if timed is None:
-                return Evaluation("passed", time_us=None, timing="estimate", cases=cases_out)
+            if isinstance(timed, Untimed):
+                cases_out.append(timed.row(case))
+                if timed.task:              # left out, as in the cascade
+                    continue
+                return Evaluation("passed", time_us=None, timing="estimate", cases=cases_out,
+                                  diagnostics=[_untimed_diagnostic(case, timed)])
             times.append(timed[0])
             cases_out.append({"id": case.id, "role": "performance", "est_us": timed[0], **timed[2]})
         return Evaluation("passed", time_us=geomean(times) if times else None, timing="estimate", cases=cases_out)
@@ -415,6 +475,12 @@ class SimEvaluator:
 
 # The re-validation draws its inputs with the session's seed plus this (fresh values, reproducible).
 REVALIDATION_SEED = 7919
+
+def _untimed_diagnostic(case: Case, untimed: Untimed) -> dict:
+    """Why a passing kernel is not ranked: a performance case it could not be timed on."""
+    return {"id": "EVO.UNTIMED", "severity": "warning", "line": 0,
+            "message": f"performance case {case.id} {untimed.reason.removeprefix('not timed: ')}: the candidate "
+                       "passed but is not ranked"}
 
 
 def _estimate_row(est, judged) -> dict:

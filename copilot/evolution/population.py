@@ -39,6 +39,16 @@ def code_hash(code: str) -> str:
     return hashlib.sha256(normalize_code(code).encode()).hexdigest()
 
 
+def perf_coverage(cases: list[dict]) -> tuple[int, int] | None:
+    """(k, n): k of the evaluation's n performance cases have a time (estimated on sim); None when
+    it has no performance row (it stopped before them). A row without `est_us` is a case the task
+    or the kernel could not be timed on (its `not_timed` says why)."""
+    perf = [c for c in cases if c.get("role") == "performance"]
+    if not perf:
+        return None
+    return sum(1 for c in perf if c.get("est_us") and c.get("passed") is not False), len(perf)
+
+
 @dataclass(frozen=True)
 class Inspiration:
     """A candidate shown to an agent as an example, with its figures."""

@@ -128,12 +128,22 @@ def result_json(engine: EvolutionEngine, result: EvolutionResult, cfg: SessionCo
             # CANN-Bench's score against the vendor's kernels (None without baselines for the task)
             "hap": result.best_hap,
             "speedup_vs_vendor": result.speedup_vs_vendor,
+            **_timed_cases(engine.cases.get(best.id, [])),
         },
         "rounds": [{"round": r.round, "candidates": r.candidates, "passed": r.passed,
                     "best_time_us": r.best_time_us} for r in result.rounds],
         "tokens": tokens,
         "cost_usd": cost_usd,
     }
+
+
+def _timed_cases(cases: list[dict]) -> dict:
+    """How many of the best's performance cases its time is over, and why the others have none."""
+    from copilot.evolution.population import perf_coverage
+
+    k_n = perf_coverage(cases)
+    return {"perf_cases_timed": {"timed": k_n[0], "of": k_n[1]} if k_n else None,
+            "not_timed": [{"id": c["id"], "reason": c["not_timed"]} for c in cases if c.get("not_timed")]}
 
 
 def _continue_spending(agent, spent) -> None:

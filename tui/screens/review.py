@@ -11,7 +11,15 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from copilot.evolution.population import perf_coverage
 from tui.model import STATUS_WORDS, BoardModel, format_time, row_band
+
+
+def partly_timed(row) -> str:
+    """` (2 of 3 cases)` when the time is over only some of the performance cases (the others have
+    none for the task's reason, the same for every candidate, or the kernel's), else nothing."""
+    k_n = perf_coverage(row.cases)
+    return f" ({k_n[0]} of {k_n[1]} cases)" if k_n and k_n[0] < k_n[1] else ""
 
 
 def round_summary(m: BoardModel, round_: int, rounds_left: int, draft_text: str):
@@ -29,7 +37,8 @@ def round_summary(m: BoardModel, round_: int, rounds_left: int, draft_text: str)
                 f"{'s' if rounds_left != 1 else ''} left\n")
     if best:
         head.append("Best so far: ", style="dim")
-        head.append(f"{best.id} {format_time(best.time_us, best.timing, row_band(best))}", style="bold")
+        head.append(f"{best.id} {format_time(best.time_us, best.timing, row_band(best))}{partly_timed(best)}",
+                    style="bold")
         sp = m.speedup(best)
         if sp:
             head.append(f" · {sp:.2f}× vs baseline {format_time(base.time_us, base.timing)}")
@@ -56,7 +65,7 @@ def round_summary(m: BoardModel, round_: int, rounds_left: int, draft_text: str)
                      else f"{'▲' if d > 0 else '▼'} {abs(d):.0%} {'faster' if d > 0 else 'slower'} than {parent.id}")
         diag = r.diagnostics[0].get("id", "") if r.diagnostics else ""
         table.add_row(r.id, r.strategy or "—", STATUS_WORDS.get(r.status, r.status),
-                      format_time(r.time_us, r.timing, row_band(r)), delta, diag)
+                      format_time(r.time_us, r.timing, row_band(r)) + partly_timed(r), delta, diag)
     decision = Text()
     decision.append("\nYour decision: ", style="bold")
     decision.append(draft_text or "no changes (continue with the same population)")
