@@ -219,6 +219,7 @@ def test_the_case_timeout_grows_with_the_case_size(monkeypatch):
     from copilot.backends.sim import SECONDS_PER_ELEMENT, case_limits, case_timeout
 
     monkeypatch.delenv("CANNPILOT_SIM_TIMEOUT", raising=False)
+    monkeypatch.setattr("os.getloadavg", lambda: (0.5, 0.5, 0.5))      # an idle host
     small = Case(id="1", shapes=[(8,)], dtypes=["float16"], attrs={}, value_ranges=[(0, 1)])
     big = Case(id="2", shapes=[(16384, 4096), (16384, 4096), (4096,)], dtypes=["bfloat16"] * 3, attrs={},
                value_ranges=[(0, 1)] * 3)
@@ -229,6 +230,36 @@ def test_the_case_timeout_grows_with_the_case_size(monkeypatch):
     lim = case_limits(big, out)
     assert lim.wall_seconds == pytest.approx(case_timeout(big, out)) and lim.cpu_seconds >= 2 * 300
     assert case_limits(big, out, timeout=5).wall_seconds == 5
+
+
+def test_the_wall_clock_limit_stretches_with_the_hosts_load_and_the_cpu_limits_do_not(monkeypatch):
+    """unique's case 15 passed in 103.1 s of its 103.7 s limit once and was killed another time, both at
+    load ~20 on 2 cores: the wall clock is scaled by the load per core (1 to 8); the CPU limits of the
+    launcher and of a block are not (a kernel that spins is stopped as early on a busy host)."""
+    import copilot.backends.sim as sim
+    from copilot.backends.sim import LOAD_FACTOR_CAP, case_limits, case_timeout, load_factor
+
+    monkeypatch.delenv("CANNPILOT_SIM_TIMEOUT", raising=False)
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1})
+    case = Case(id="15", shapes=[(11, 13, 17, 67, 67)], dtypes=["float16"], attrs={}, value_ranges=[(0, 1)])
+    out = [OutputSpec("y", (11 * 13 * 17 * 67 * 67,), "float16")]
+    idle = case_timeout(case, out)
+    seen = {}
+    monkeypatch.setattr(sim, "_run", lambda build, task, case, inputs, **kw: seen.update(kw))
+    for load, factor in ((1.0, 1.0), (3.0, 1.5), (20.0, LOAD_FACTOR_CAP)):
+        monkeypatch.setattr("os.getloadavg", lambda load=load: (load, load, load))
+        assert load_factor() == factor
+        lim = case_limits(case, out)
+        assert lim.wall_seconds == pytest.approx(idle * factor)
+        assert lim.cpu_seconds == int(2 * idle)                  # as on an idle host
+        sim.run(None, None, case, None, outputs=out)
+        assert seen["limits"].wall_seconds == pytest.approx(idle * factor)
+        assert seen["block_cpu_seconds"] == int(idle - 60)       # the case's size adds CPU, the load does not
+        assert case_limits(case, out, timeout=1800).wall_seconds == 1800     # a limit asked for is exact
+    from copilot.backends.sim.runner import RUN_HINTS, wall_timeout
+
+    assert "CANNPILOT_SIM_TIMEOUT" in RUN_HINTS["RUN.TIMEOUT"] and "--timeout" in RUN_HINTS["RUN.TIMEOUT"]
+    assert "times the host's load per core" in wall_timeout(830.0).message
 
 
 def test_a_case_killed_on_the_wall_clock_is_run_timeout_in_check_json_and_the_evaluator(tmp_path, monkeypatch):

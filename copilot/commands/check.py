@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--task", required=True, help="built-in task name, task directory or KernelBench .py")
     p.add_argument("--chip", default="910B2", help="chip profile (see `cannpilot chips`; default 910B2)")
     p.add_argument("--cases", default="quick", help="quick | all | perf | case ids like 1,3 (default quick)")
-    p.add_argument("--timeout", type=float, default=None, help="wall-clock seconds per case (default: 60 s plus 2 µs per input and output element)")
+    p.add_argument("--timeout", type=float, default=None, help="wall-clock seconds per case (default: 60 s plus 2 µs per input and output element, times the host's load per core, 1 to 8)")
     p.add_argument("--backend", choices=("sim", "npu", "both"), default="sim",
                    help="sim: the CPU emulator (times are estimates); npu: CANN + torch_npu on the chip "
                         "(times measured); both: side by side, estimate and measured per case")

@@ -33,8 +33,11 @@ def run(build: Build, task, case, inputs, **kw) -> Run:
     if kw.get("limits") is None:
         kw["limits"] = case_limits(case, kw.get("outputs") or ())
     if not kw.get("block_cpu_seconds"):
-        # A block gets 30 s of CPU (a hung block is found early), plus what the case's size adds.
-        wall = kw["limits"].wall_seconds
+        # A block gets 30 s of CPU (a hung block is found early), plus what the case's size adds; CPU
+        # time does not stretch with the host's load, so the limit before the load factor (half the
+        # launcher's CPU limit, `case_limits`) is the one that counts here.
+        lim = kw["limits"]
+        wall = min(lim.wall_seconds, lim.cpu_seconds / 2)
         kw["block_cpu_seconds"] = max(1, int(max(min(wall, 30), wall - default_limits().wall_seconds)))
     return _run(build, task, case, inputs, **kw)
 
@@ -45,9 +48,16 @@ def run(build: Build, task, case, inputs, **kw) -> Run:
 SECONDS_PER_ELEMENT = 2e-6
 
 
+# The most the host's load stretches a case's wall-clock limit: a busy host gives a run about
+# cores / load of each core it would have (unique's case 15, 10.9M elements: 103.1 s of a 103.7 s
+# limit once, killed another time, both at load ~20 on 2 cores; docs/results.md, issue 21), and a
+# kernel that waits forever (no CPU used) costs at most this many times the idle host's limit.
+LOAD_FACTOR_CAP = 8.0
+
+
 def case_timeout(case, outputs=()) -> float:
-    """Wall-clock seconds one case may run: the base (`CANNPILOT_SIM_TIMEOUT`, default 60 s)
-    plus `SECONDS_PER_ELEMENT` per input and output element."""
+    """Wall-clock seconds one case may run on an idle host: the base (`CANNPILOT_SIM_TIMEOUT`,
+    default 60 s) plus `SECONDS_PER_ELEMENT` per input and output element."""
     import os
 
     base = float(os.environ.get("CANNPILOT_SIM_TIMEOUT", "60"))
@@ -55,16 +65,30 @@ def case_timeout(case, outputs=()) -> float:
     return base + SECONDS_PER_ELEMENT * n
 
 
+def load_factor() -> float:
+    """How much the host's load stretches an emulation's wall clock now: the 1-minute load average
+    per core this process may use, from 1 (a host no busier than its cores) to `LOAD_FACTOR_CAP`."""
+    import os
+
+    try:
+        load, cores = os.getloadavg()[0], len(os.sched_getaffinity(0))
+    except (OSError, AttributeError):     # no load average on this platform: an idle host's limit
+        return 1.0
+    return min(LOAD_FACTOR_CAP, max(1.0, load / max(1, cores)))
+
+
 def case_limits(case, outputs=(), timeout: float | None = None):
-    """The sandbox limits for one case: wall clock from `case_timeout` (or `timeout`), the launcher's
-    CPU limit at least twice that."""
+    """The sandbox limits for one case: wall clock `case_timeout` times `load_factor` (or exactly
+    `timeout`), the launcher's CPU limit at least twice the wall clock before the load factor (CPU
+    time does not stretch with the load: a kernel that spins is stopped as early on a busy host)."""
     import dataclasses
 
     from copilot.backends.sim.runner import default_limits
 
     lim = default_limits()
     wall = float(timeout) if timeout else max(lim.wall_seconds, case_timeout(case, outputs))
-    return dataclasses.replace(lim, wall_seconds=wall, cpu_seconds=max(lim.cpu_seconds, int(2 * wall)))
+    scaled = wall if timeout else wall * load_factor()
+    return dataclasses.replace(lim, wall_seconds=scaled, cpu_seconds=max(lim.cpu_seconds, int(2 * wall)))
 
 
 @dataclass

@@ -49,7 +49,10 @@ RUN_HINTS = {
                    "loop whose bound never changes, a DeQue or WaitFlag that waits forever) or it is too slow "
                    "to emulate (the emulator executes every vector lane and every scalar GetValue/SetValue: "
                    "per-element scalar loops over millions of elements, or millions of tiny vector calls); "
-                   "use fewer, larger vector instructions and keep scalar work per tile, not per element",
+                   "use fewer, larger vector instructions and keep scalar work per tile, not per element. A correct "
+                   "kernel killed on a busy host may pass on a quieter one: the limit is CANNPILOT_SIM_TIMEOUT "
+                   "(60 s) plus 2 us per input and output element, times the host's load per core (1 to 8); "
+                   "`cannpilot check --timeout S` gives a case S seconds",
     "RUN.MEMORY": "the kernel asked for more memory than the sandbox allows",
     "RUN.TILING": "the host TilingFunc failed: it must return ge::GRAPH_SUCCESS and set the block dim",
     "RUN.INTEGRITY": "the run's results could not be trusted: a block must return from the kernel entry, "
@@ -436,7 +439,8 @@ def wall_timeout(wall_seconds: float) -> Diagnostic:
 
     return Diagnostic("RUN.TIMEOUT", "error", f"the run did not finish within its {wall_seconds:g} s of wall clock "
                       "(the emulator's limit for this case on this host, by default a base plus "
-                      f"{SECONDS_PER_ELEMENT * 1e6:g} us per input and output element) and was killed", 0,
+                      f"{SECONDS_PER_ELEMENT * 1e6:g} us per input and output element, times the host's load per "
+                      "core) and was killed", 0,
                       RUN_HINTS["RUN.TIMEOUT"])
 
 
