@@ -31,3 +31,30 @@ def test_run_with_an_llm_agent_closes_its_http_clients(openai_server, cli, tmp_p
     litellm.in_memory_llm_clients_cache.flush_cache()
     gc.collect()
     assert "Unclosed" not in err + caplog.text
+
+
+async def test_a_client_litellm_evicts_mid_session_is_closed_by_the_session_not_the_collector(
+        openai_server, caplog):                                                          # noqa: F811
+    """litellm drops a cached client after an hour (its TTL) without closing it: a relay session of
+    hours printed "Unclosed client session" when the dropped client was collected."""
+    from copilot.llm.litellm_client import LiteLLMClient, litellm
+    from copilot.llm.models import ModelConfig
+
+    caplog.set_level(logging.ERROR, logger="asyncio")
+    llm = LiteLLMClient(ModelConfig(name="openai/fake", api_base=openai_server.api_base, api_key_env=None))
+    msgs = [{"role": "user", "content": "hi"}]
+    await llm.complete(msgs, phase="init", role="cake")
+    cache = litellm.in_memory_llm_clients_cache
+    first = [c for c in cache.cache_dict.values() if type(c).__name__ == "AsyncOpenAI"]
+    assert first
+    for key in list(cache.ttl_dict):            # an hour later: every cached client has expired
+        cache.ttl_dict[key] = 0.0
+    await llm.complete(msgs, phase="init", role="cake")
+    assert not any(c is f for c in cache.cache_dict.values() for f in first)     # litellm made a new one
+    del first
+    gc.collect()
+    assert "Unclosed" not in caplog.text
+    await llm.aclose()
+    cache.flush_cache()
+    gc.collect()
+    assert "Unclosed" not in caplog.text

@@ -217,6 +217,10 @@ class LiteLLMClient(LLMClient):
         self.config = config
         self._acompletion = acompletion
         self._overrides = dict(request_overrides or {})
+        # the HTTP clients litellm cached for our requests, by event loop id: litellm drops a client
+        # from its cache after an hour without closing it; held here, it is closed by `aclose`
+        # instead of printing "Unclosed client session" when collected in the middle of a session
+        self._held: dict[int, dict[int, Any]] = {}
 
     def __repr__(self) -> str:
         return f"LiteLLMClient({self.config!r})"
@@ -233,7 +237,8 @@ class LiteLLMClient(LLMClient):
             # litellm 1.80's cleanup skips the OpenAI SDK clients it caches (openai-compatible
             # servers): `AsyncOpenAI` closes with `close()`, which none of its branches calls
             cache = litellm.in_memory_llm_clients_cache
-            for cached in list(cache.cache_dict.values()):
+            held = self._held.pop(id(asyncio.get_running_loop()), {})
+            for cached in [*cache.cache_dict.values(), *held.values()]:
                 close, closed = getattr(cached, "close", None), getattr(cached, "is_closed", None)
                 if inspect.iscoroutinefunction(close) and callable(closed) and not closed():
                     await close()
@@ -270,9 +275,22 @@ class LiteLLMClient(LLMClient):
         kwargs.update(self._overrides)
         return kwargs, ((key,) if key else ())
 
-    def _call(self, **kwargs: Any) -> Awaitable[Any]:
+    async def _call(self, **kwargs: Any) -> Any:
         fn = self._acompletion or litellm.acompletion
-        return fn(**kwargs)
+        try:
+            return await fn(**kwargs)
+        finally:
+            self._hold_clients()
+
+    def _hold_clients(self) -> None:
+        """Keep a reference to the async clients litellm cached for this event loop (see `_held`)."""
+        if not litellm.loaded:
+            return
+        loop = id(asyncio.get_running_loop())
+        held = self._held.setdefault(loop, {})
+        for key, cached in list(litellm.in_memory_llm_clients_cache.cache_dict.items()):
+            if str(key).endswith(f"-{loop}") and inspect.iscoroutinefunction(getattr(cached, "close", None)):
+                held.setdefault(id(cached), cached)
 
     async def _complete_once(self, messages: list[Message], *, max_tokens: int | None,
                              temperature: float | None) -> LLMReply:
