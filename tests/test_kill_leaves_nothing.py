@@ -174,6 +174,55 @@ def test_a_check_killed_while_its_golden_runs_leaves_no_process_and_no_shared_fi
     assert not list((tmp_path / "shm").iterdir()), "the golden's shared-memory file was left behind"
 
 
+# The app of the next test: runs the spinning kernel through the sim runner with the sandbox as it is
+# where no namespaces can be made (no root, or no unshare): the fallback shell chain, no pid
+# namespace, no cgroup, so the blocks are plain children of the launcher.
+NO_NAMESPACE_APP = """\
+import sys
+from pathlib import Path
+
+from copilot import sandbox
+
+caps = dict(sandbox.sandbox_capabilities(), pid_mount_ipc_namespaces=False, private_tmpdir=False, cgroup=None)
+sandbox.sandbox_capabilities = lambda: caps
+
+from copilot.backends.sim import build, run
+from copilot.oracle import make_inputs, reference
+from copilot.sandbox import Limits
+from copilot.tasks import load_task
+
+relu = load_task("relu")
+case = next(c for c in relu.cases if c.dtypes == ["float32"] and c.max_numel <= 1 << 16)
+b = build(Path(sys.argv[1]), relu, ["float32", "float32"])
+assert b.ok, [d.message for d in b.diagnostics][:3]
+inputs = make_inputs(relu, case)
+outputs = reference(relu, case, inputs).outputs
+print("built", flush=True)
+run(b, relu, case, inputs, outputs=outputs, limits=Limits(wall_seconds=120), block_cpu_seconds=60)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required")
+def test_without_namespaces_the_blocks_of_a_killed_app_die_with_it(tmp_path):
+    """No pid namespace (the fallback where the sandbox cannot make one): the launcher dies with the
+    app (setpriv --pdeathsig), and its blocks with the launcher (PR_SET_PDEATHSIG in the harness's
+    children); before, the blocks spun on after a SIGKILL of the app until their CPU limit."""
+    kernel = tmp_path / "spin.cpp"
+    kernel.write_text(_spin_kernel())
+    env = dict(os.environ, CANNPILOT_CACHE=str(CACHE), PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    proc = subprocess.Popen([sys.executable, "-c", NO_NAMESPACE_APP, str(kernel)], cwd=tmp_path, env=env,
+                            stdin=subprocess.DEVNULL, stdout=(tmp_path / "out.txt").open("wb"),
+                            stderr=(tmp_path / "err.txt").open("wb"))
+    # The launcher and its two blocks, all named harness, none in a pid namespace of its own.
+    tree = _wait_for(proc, tmp_path, lambda t: sum(v[3] == "harness" for v in t.values()) >= 3,
+                     "harness blocks running")
+    assert all(os.readlink(f"/proc/{p}/ns/pid") == os.readlink("/proc/self/ns/pid")
+               for p, v in tree.items() if v[3] == "harness")
+    left = _kill_and_collect(proc, tree, signal.SIGKILL)
+    assert not left, f"left running after SIGKILL: {left}"
+
+
 def test_what_a_killed_app_left_is_removed_by_the_next_and_nothing_else(tmp_path, monkeypatch):
     """Run directories (and golden files, cgroups) carry their maker's pid: a process's first run
     removes those of processes that are gone, never one of a live process or another name."""

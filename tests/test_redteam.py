@@ -55,8 +55,11 @@ MODES = {"cost_reset": 1, "event_suppress": 2, "event_hide": 3, "counter_forge":
          "cost_params_forge": 6, "pending_forge": 7, "report_injection": 8, "diag_flood": 9, "tamper_rundir": 10,
          "rival_attack": 11, "slot_forge": 12, "jit_wrpkru": 13}
 # Attacks written in plain AscendC/C++ that pass it: the later layers stop them.
-UNSCANNED = ["data_probe_skip", "memory_search", "preprocessor_bomb", "raw_pointer", "raw_read_local", "raw_ub_scalar",
-             "stack_search", "wrong_when_large", "wrpkru_gadget"]
+UNSCANNED = ["data_probe_skip", "diag_erase", "memory_search", "preprocessor_bomb", "raw_pointer", "raw_read_local",
+             "raw_ub_scalar", "stack_search", "wrong_when_large", "wrpkru_gadget"]
+# diag_erase.cpp's modes (the input's length, as relu_attacks.cpp's): rule-breaking relus hiding
+# their finding from the diagnostics stream with calls the scan allows (dprintf, fallocate).
+DIAG_MODES = {"erase_error": 1, "glue_fatal": 2, "forge": 3, "group_flood": 4, "shadow": 5}
 
 
 @pytest.fixture(scope="module")
@@ -369,9 +372,46 @@ def test_reporter_text_is_capped_and_stripped(relu, case):
         assert len(d.message) <= 700 and "\x1b" not in d.message and "\r" not in d.message
 
 
+def _diag_erase(relu, case, name: str):
+    from copilot.tasks import Case
+    mode = DIAG_MODES[name]
+    case = Case(id=f"mode-{mode}", shapes=[(65536 + 4096 * mode,)], dtypes=["float32"], attrs={},
+                value_ranges=case.value_ranges)
+    b = build_module.build(REDTEAM / "diag_erase.cpp", relu, ["float32", "float32"])   # the scan passes it
+    assert b.ok, [d.message for d in b.diagnostics][:3]
+    inputs = make_inputs(relu, case)
+    return run(b, relu, case, inputs, outputs=reference(relu, case, inputs).outputs, limits=Limits(wall_seconds=240))
+
+
+@pytest.mark.parametrize("name, rule", [("erase_error", "L2.UB_CAPACITY"), ("group_flood", "L2.UB_CAPACITY"),
+                                        ("shadow", "L2.UB_CAPACITY"), ("glue_fatal", "L2.UB_BOUNDS")])
+def test_a_kernel_cannot_erase_its_rule_breach_from_the_diagnostics(relu, case, name, rule):
+    """Twice the usable UB (an error the block survives) or a fatal UB bounds breach, hidden with
+    calls the scan allows: a hole punched over the diagnostics file (erase_error), an unterminated
+    line the finding is glued to (glue_fatal), 300 forged distinct warnings before it (group_flood),
+    a forged warning of the error's id and line (shadow). With the findings in a file the block could
+    write, erase_error, group_flood and shadow passed (correct, estimated, no finding) and every
+    block of glue_fatal was a bare RUN.CRASH. Now each block reports on a packet pipe the launcher
+    copies from, and the runner keeps errors apart from warnings: the breach and its id."""
+    r = _diag_erase(relu, case, name)
+    assert not r.ok and r.time_us is None
+    found = [d for d in r.diagnostics if d.id == rule and d.is_error]
+    assert found, [(d.id, d.severity, d.message) for d in r.diagnostics][-5:]
+    assert not any("stopped at a fatal rule breach" in d.message for d in r.diagnostics)
+
+
+def test_a_forged_finding_is_shown_as_the_forging_blocks_own(relu, case):
+    """A well-formed warning claiming block 999 and the harness as its source, written by every
+    block: the launcher stamps each finding with the child it read it from."""
+    r = _diag_erase(relu, case, "forge")
+    assert r.ok
+    forged = [d for d in r.diagnostics if "forged" in d.message]
+    assert forged and "999" not in forged[0].message and f"{r.block_dim} blocks" in forged[0].message, forged[:1]
+
+
 def test_a_diagnostics_flood_is_read_capped(relu, case):
     r = _unscanned("diag_flood", relu, case, limits=Limits(wall_seconds=60))
-    assert len(r.diagnostics) <= 210
+    assert len(r.diagnostics) <= 410
 
 
 # ---------------------------------------------------------------- the run's sandbox

@@ -16,7 +16,8 @@
 //                        call, so nothing waits: RUN.INTEGRITY (the vault's sealed page)
 //   8 report_injection   20 KB of control characters and instructions through the reporter:
 //                        capped to 600 printable characters
-//   9 diag_flood         100,000 diagnostic lines: the parent's read is capped
+//   9 diag_flood         100,000 diagnostic lines (half on the findings pipe): the launcher's copy
+//                        and the parent's read are capped
 //  10 tamper_rundir      replace stderr.txt by a link to a root-only file, diag.jsonl by a FIFO,
 //                        out0.bin by a link to /dev/zero: each attempt EACCES (the parent's directory)
 //  11 rival_attack       rewrite other runs' outputs, kill(-1): sees no other run (own uid, pid
@@ -290,7 +291,7 @@ extern "C" __global__ __aicore__ void relu_custom(GM_ADDR x, GM_ADDR y, GM_ADDR 
         // ATTACK diag_flood
         char line[128];
         int n = std::snprintf(line, sizeof line, "{\"id\":\"L2.UB_BOUNDS\",\"severity\":\"warning\",\"line\":%d,\"message\":\"flood\"}\n", 1);
-        for (int i = 0; i < 100000; ++i) (void)!write(3 + i % 4, line, n);
+        for (int i = 0; i < 100000; ++i) (void)!write(i % 2 ? 4001 : 3 + i % 4, line, n);   // 4001: the findings pipe
         // END diag_flood
     }
     if (t.mode == RIVAL_ATTACK) {

@@ -29,7 +29,7 @@ from copilot.chips import ChipProfile, load_chip
 from copilot.diagnostics import Diagnostic
 from copilot.dtypes import dtype as lookup_dtype
 from copilot.errors import BadInput
-from copilot.sandbox import (Limits, UnsafeFile, make_run_dir, prepare_workdir, read_regular, run_sandboxed,
+from copilot.sandbox import (Limits, UnsafeFile, make_run_dir, prepare_workdir, run_sandboxed,
                              run_uid, sandbox_capabilities)
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -37,8 +37,11 @@ GE_CODES = {"DT_FLOAT": 0, "DT_FLOAT16": 1, "DT_INT8": 2, "DT_INT32": 3, "DT_UIN
             "DT_UINT16": 7, "DT_UINT32": 8, "DT_INT64": 9, "DT_UINT64": 10, "DT_DOUBLE": 11, "DT_BOOL": 12,
             "DT_BF16": 27}
 EXIT_FATAL_RULE, EXIT_REPORTED = 86, 89
-DIAG_CAP = 4 << 20          # bytes of the diagnostics stream read back
-DIAG_LINES = 5000           # lines of it parsed
+DIAG_CAP = 4 << 20          # bytes of the result channel read back
+# diag.jsonl is written by the launcher only: at most 4 MB of findings, then each child's first
+# error (harness.cpp kDiagCap); read whole, every error line counted whatever came before it.
+DIAG_READ_CAP = 6 << 20
+FINDING_GROUPS = 200        # distinct findings kept per severity class (errors, the rest)
 MESSAGE_CAP = 600           # characters of one runtime message kept
 LOCATED_REPORTS = 8         # crash reports of one run whose frames are resolved to a line
 SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV",
@@ -372,23 +375,33 @@ def _estimate(cost_lines: list[str], params, block_dim: int):
     return None if est.unmodelled else est
 
 
+def _finding(text: str) -> dict | None:
+    """One line of diag.jsonl as a dict, its "block" the child the launcher read it from ("from",
+    harness.cpp DiagStream) where it came through a child's findings pipe; None for anything else."""
+    text = text.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict):
+        return None
+    if "from" in doc:
+        doc["block"] = doc.pop("from")
+    return doc
+
+
 def collect_diagnostics(lines: list[str], locate=None) -> list[Diagnostic]:
     """Runtime JSON lines → Diagnostics, one per (id, line) with the blocks it happened in.
     `locate(doc)` may give a finding without a line its line from the frames it carries."""
     groups: dict[tuple, dict] = {}
     order = []
+    kept = {False: 0, True: 0}     # groups of warnings and infos, of errors
     for text in lines:
-        text = text.strip()
-        if not text:
+        doc = _finding(text)
+        if doc is None or doc.get("kind") == "cost":   # cost figures travel on the result channel
             continue
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            continue
-        if not isinstance(doc, dict) or doc.get("kind") == "cost":   # cost figures travel on the result channel
-            continue
-        if len(groups) >= 200:
-            break
         for k in ("message", "api", "hint", "id", "severity"):
             if k in doc:
                 doc[k] = "".join(ch for ch in str(doc[k])[:MESSAGE_CAP] if ch.isprintable())
@@ -396,9 +409,15 @@ def collect_diagnostics(lines: list[str], locate=None) -> list[Diagnostic]:
             doc["severity"] = "error"
         if locate is not None and doc.get("frames") and not doc.get("line"):
             locate(doc)
+        # the severity too: a warning a kernel wrote with an error's id and line is not that error
         key = (doc.get("id", "RUN.CRASH"), int(doc.get("line", 0) or 0),
-               doc.get("message", "") if not doc.get("line") else "")
+               doc.get("message", "") if not doc.get("line") else "", doc["severity"])
         if key not in groups:
+            # capped per class, so no number of warnings (a kernel can write its own) hides an error
+            error = doc["severity"] == "error"
+            if kept[error] >= FINDING_GROUPS:
+                continue
+            kept[error] += 1
             groups[key] = {"doc": doc, "blocks": []}
             order.append(key)
         b = doc.get("block")
@@ -580,7 +599,7 @@ def _gm_bytes_out(cost_line: str) -> float:
 
 def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, chip, limits, block_cpu: int,
             jobs: int, sample_blocks: bool, count_only: bool, timing: bool) -> Run:
-    result_fd = -1
+    result_fd = diag_fd = -1
     gms: list[_Gm] = []                 # inputs' then outputs' GM, inherited by the launcher
     try:
         from copilot.costmodel import cost_params
@@ -643,35 +662,34 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         # The result channel: a file of the parent's, inherited as a descriptor by the launcher only.
         result_fd = os.open(workdir / "result.txt", os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         lines.append(f"result_fd {result_fd}")
+        # The findings too: the launcher copies each child's findings pipe into it (harness.cpp
+        # DiagStream); no child holds it, and the run's uid cannot open it by path.
+        diag_fd = os.open(workdir / "diag.jsonl", os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        lines.append(f"diag_fd {diag_fd}")
         (workdir / "case.txt").write_text("\n".join(lines) + "\n")
         exe = workdir / "harness"
         try:
             os.link(build.artifact, exe)
         except OSError:
             shutil.copy2(build.artifact, exe)
-        prepare_workdir(workdir, uid, ["diag.jsonl"])
+        prepare_workdir(workdir, uid, [])
         lim = Limits(wall_seconds=limits.wall_seconds, cpu_seconds=limits.cpu_seconds,
                      address_space_bytes=max(limits.address_space_bytes, (2 << 30) + 3 * gm_bytes),
                      processes=max(limits.processes, 4 * chip.cube_cores) + jobs,   # a MIX launch: 3 per cube core
                      file_bytes=limits.file_bytes,
                      memory_bytes=limits.memory_bytes + 3 * gm_bytes)
         t0 = time.perf_counter()
-        res = run_sandboxed(["./harness", "case.txt"], workdir, lim, uid=uid, pass_fds=(result_fd, *(gm.fd for gm in gms)))
+        res = run_sandboxed(["./harness", "case.txt"], workdir, lim, uid=uid,
+                            pass_fds=(result_fd, diag_fd, *(gm.fd for gm in gms)))
         wall = time.perf_counter() - t0
-        owners = {uid, os.getuid()}
         integrity: list[Diagnostic] = []
 
         def untrusted(what: str, e: Exception) -> None:
             integrity.append(Diagnostic("RUN.INTEGRITY", "error", f"{what} was tampered with ({e}); the run "
                                         "is not trusted", 0, RUN_HINTS["RUN.INTEGRITY"]))
 
-        try:
-            diag_lines = read_regular(workdir / "diag.jsonl", DIAG_CAP, owners).decode(errors="replace") \
-                .splitlines()[:DIAG_LINES]
-        except UnsafeFile as e:
-            diag_lines = []
-            if (workdir / "diag.jsonl").exists() or os.path.islink(workdir / "diag.jsonl"):
-                untrusted("the diagnostics stream", e)
+        os.lseek(diag_fd, 0, os.SEEK_SET)
+        diag_lines = os.read(diag_fd, DIAG_READ_CAP).decode(errors="replace").splitlines()
         located = 0
 
         def locate(doc: dict) -> None:     # a few reports: each is an addr2line run
@@ -681,16 +699,10 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
                 _locate_crash(doc, build)
 
         diags = collect_diagnostics(diag_lines, locate)
-        reported_blocks = {json.loads(x).get("block") for x in diag_lines if x.strip().startswith("{")
-                           and '"source":"harness"' in x.replace(" ", "")}
-        fatal_blocks = set()       # blocks with an error finding (a fatal rule ends the block with 86)
-        for x in diag_lines:
-            try:
-                doc = json.loads(x)
-            except ValueError:
-                continue
-            if doc.get("kind") != "cost" and doc.get("severity", "error") == "error":
-                fatal_blocks.add(doc.get("block"))
+        findings = [doc for doc in map(_finding, diag_lines) if doc is not None and doc.get("kind") != "cost"]
+        reported_blocks = {doc.get("block") for doc in findings if doc.get("source") == "harness"}
+        # blocks with an error finding (a fatal rule ends the block with 86)
+        fatal_blocks = {doc.get("block") for doc in findings if doc.get("severity", "error") == "error"}
         os.lseek(result_fd, 0, os.SEEK_SET)
         result = _parse_result(os.read(result_fd, DIAG_CAP).decode(errors="replace"))
         tiling_reported = -1 in reported_blocks
@@ -743,6 +755,7 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
                    extra={"seccomp": result["filter"], "workdir_kept": bool(os.environ.get("CANNPILOT_KEEP_RUN")),
                           "stderr": res.stderr[-2000:], "estimate": estimate})
     finally:
-        if result_fd >= 0:
-            os.close(result_fd)
+        for fd in (result_fd, diag_fd):
+            if fd >= 0:
+                os.close(fd)
         _gm_pool.give_back(gms)

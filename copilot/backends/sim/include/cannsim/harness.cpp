@@ -9,7 +9,9 @@
 //
 // Usage: harness CASE_FILE. Reads the case description (chip, tensors, attrs), runs the candidate's
 // optiling::TilingFunc in a child, maps the GM buffers MAP_SHARED with guard pages, forks one child
-// per block (begin_block, entry, end_block), and writes result.txt and diag.jsonl in the cwd.
+// per block (begin_block, entry, end_block), and writes result.txt and diag.jsonl (descriptors of the
+// runner's, or files in the cwd). Each child reports its findings on a pipe of its own (kDiagFd),
+// which this process copies into diag.jsonl: no child holds the file.
 // A tensor's data is "fd:N", an inherited memfd of the runner's (shmem: no page-cache dirty
 // tracking, no path), closed once mapped; a file path; "null" for an omitted optional input (a
 // null GM address, no shape for GetOptionalInputShape); or "-" for anonymous zero-filled GM
@@ -67,6 +69,11 @@ namespace cannsim_h {
 constexpr int kExitFatalRule = 86;   // the device runtime reported a fatal rule and stopped
 constexpr int kExitReported = 89;    // the harness's own handler reported the failure
 constexpr size_t kTilingCapacity = 64 * 1024;
+// A child's findings pipe (packet mode: one finding per write, read back one per read), beside the
+// event pipe (cost_timeline.h kEventFd); the launcher has nothing open there either.
+constexpr int kDiagFd = cannsim::cost::kEventFd + 1;
+constexpr size_t kDiagPacket = 4096;   // PIPE_BUF: a write up to this size is one packet
+constexpr uint64_t kDiagCap = 4u << 20;   // bytes of findings copied into diag.jsonl (the runner's read cap)
 
 // ---------------------------------------------------------------- syscall filter
 #if defined(__x86_64__)
@@ -201,10 +208,11 @@ static void install_base_filter(int, char**, char**) {
 __attribute__((section(".preinit_array"), used)) static void (*const g_install_base_filter)(int, char**, char**) =
     install_base_filter;
 
-// Tiling and block children: no new processes or threads, and no file opened (a child has what it
-// needs open; /proc/self/mem would write through the vault's protection keys).
+// Tiling and block children: no new processes or threads, no file opened (a child has what it
+// needs open; /proc/self/mem would write through the vault's protection keys), and none truncated or
+// punched (where the run shares the parent's uid, result.txt and diag.jsonl are its files by path).
 static void forbid_fork() {
-    SyscallList eperm = {SYS_openat, SYS_open_by_handle_at};
+    SyscallList eperm = {SYS_openat, SYS_open_by_handle_at, SYS_truncate, SYS_ftruncate, SYS_fallocate};
 #ifdef SYS_open
     eperm.add(SYS_open);
 #endif
@@ -228,12 +236,13 @@ static void forbid_fork() {
     install_filter(kill, eperm, enosys);
 }
 
-// A block's event pipe stays where the timeline writes it (cost_timeline.h kEventFd): closing it,
-// putting another descriptor there or changing its flags is refused, so no data kernel code can
-// write decides whether its API calls reach the launcher.
+// A block's event pipe stays where the timeline writes it (cost_timeline.h kEventFd), and a child's
+// findings pipe where the reporter writes it (kDiagFd): closing either, putting another descriptor
+// there or changing its flags (fcntl, ioctl FIONBIO) is refused, so no data kernel code can write
+// decides whether its API calls and its findings reach the launcher.
 static bool protect_event_fd() {
 #ifdef CANNSIM_AUDIT_ARCH
-    const uint32_t fd = static_cast<uint32_t>(cannsim::cost::kEventFd);
+    const uint32_t fds[2] = {static_cast<uint32_t>(cannsim::cost::kEventFd), static_cast<uint32_t>(kDiagFd)};
     const uint32_t deny = SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA);
     auto arg_lo = [](int i) { return static_cast<uint32_t>(offsetof(struct seccomp_data, args) + 8 * i); };
     std::vector<sock_filter> f;
@@ -242,26 +251,28 @@ static bool protect_event_fd() {
     stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
     jump(BPF_JMP | BPF_JEQ | BPF_K, CANNSIM_AUDIT_ARCH, 1, 0);
     stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
-    // (syscall, index of its descriptor argument): refused when that argument is kEventFd
-    std::vector<std::pair<long, int>> on_fd = {{SYS_close, 0}, {SYS_dup3, 1}};
+    // (syscall, index of its descriptor argument): refused when that argument is kEventFd or kDiagFd
+    std::vector<std::pair<long, int>> on_fd = {{SYS_close, 0}, {SYS_dup3, 1}, {SYS_ioctl, 0}};
 #ifdef SYS_dup2
     on_fd.push_back({SYS_dup2, 1});
 #endif
-    for (const auto& [nr, arg] : on_fd) {
+    for (const uint32_t fd : fds) {
+        for (const auto& [nr, arg] : on_fd) {
+            stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+            jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 3);
+            stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(arg));
+            jump(BPF_JMP | BPF_JEQ | BPF_K, fd, 0, 1);
+            stmt(BPF_RET | BPF_K, deny);
+        }
+        // fcntl on it: only F_GETFD (the timeline's check that it is open)
         stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-        jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<uint32_t>(nr), 0, 3);
-        stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(arg));
-        jump(BPF_JMP | BPF_JEQ | BPF_K, fd, 0, 1);
+        jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 0, 5);
+        stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(0));
+        jump(BPF_JMP | BPF_JEQ | BPF_K, fd, 0, 3);
+        stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(1));
+        jump(BPF_JMP | BPF_JEQ | BPF_K, F_GETFD, 1, 0);
         stmt(BPF_RET | BPF_K, deny);
     }
-    // fcntl on it: only F_GETFD (the timeline's check that it is open)
-    stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 0, 5);
-    stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(0));
-    jump(BPF_JMP | BPF_JEQ | BPF_K, fd, 0, 3);
-    stmt(BPF_LD | BPF_W | BPF_ABS, arg_lo(1));
-    jump(BPF_JMP | BPF_JEQ | BPF_K, F_GETFD, 1, 0);
-    stmt(BPF_RET | BPF_K, deny);
 #ifdef SYS_close_range
     stmt(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
     jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_close_range, 0, 1);
@@ -310,6 +321,7 @@ struct CaseDesc {
     int block_cpu_seconds = 10;
     uint64_t max_workspace = 1ull << 30;
     int result_fd = -1;           // opened by the runner; closed in every child before candidate code
+    int diag_fd = -1;             // the same for diag.jsonl (the children report on their own pipes)
 };
 
 static std::vector<char> unhex(const std::string& s) {
@@ -373,6 +385,8 @@ static bool parse_case(const char* path, CaseDesc& c) {
             in >> c.max_workspace;
         } else if (key == "result_fd") {
             in >> c.result_fd;
+        } else if (key == "diag_fd") {
+            in >> c.diag_fd;
         } else {
             std::string rest;
             std::getline(in, rest);
@@ -769,7 +783,14 @@ static void key_real_gm() {
     explicit_bzero(e, sizeof e);
 }
 
+static pid_t g_launcher_pid = 0;
+
 static void enter_candidate_child(const char* phase, int64_t block, int cpu_seconds, int keep_fd = -1) {
+    // A child dies with the launcher: without a pid namespace (no root, the shell chain's fallback)
+    // nothing else would end it before its CPU limit when the app and its launcher are killed. A
+    // launcher already gone before the prctl is seen in getppid().
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != g_launcher_pid) _exit(kExitReported);
     if (g_result_fd >= 0) close(g_result_fd);
     close_other_fds(keep_fd);
     for (auto& b : g_gm) forget_real(b);
@@ -889,6 +910,69 @@ struct EventStream {
     void drain() { while (read_some()) {} }
 };
 
+// ---------------------------------------------------------------- a child's findings
+// diag.jsonl is this process's alone (the runner's descriptor, closed in every child). A child
+// reports on a packet-mode pipe at kDiagFd: each finding is one write, hence one packet, read back
+// whole, so text kernel code writes there (an unterminated line, say) is a packet of its own and
+// cannot swallow the next finding, and nothing written can be taken back. A packet that is one JSON
+// object is copied as one line, with the child it came from as "from" (last, so it wins over any
+// "from" of the packet); anything else is dropped. Past kDiagCap bytes only each child's first error
+// is still copied: a flood (of the kernel's own lines, say) cannot push a finding out of the file.
+static int g_diag_file = -1;
+static uint64_t g_diag_written = 0;
+
+// A pipe whose write end (for the child, moved to kDiagFd there) is fds[1]; false when the kernel
+// has no packet-mode pipes.
+static bool diag_pipe(int fds[2]) {
+    if (pipe2(fds, O_CLOEXEC | O_DIRECT) != 0) return false;
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    return true;
+}
+
+// In the child, before candidate code: findings go to the pipe, never to the file.
+static void report_to_pipe(int write_end) {
+    if (write_end != kDiagFd) {
+        if (dup2(write_end, kDiagFd) != kDiagFd) _exit(cannsim::cost::kExitEventsLost);
+        close(write_end);
+    }
+    g_diag_fd = kDiagFd;
+    cannsim::set_diag_fd(kDiagFd);
+}
+
+struct DiagStream {
+    int fd = -1;
+    int64_t from = -1;
+    bool error_past_cap = false;
+
+    void start(int read_fd, int64_t child) { fd = read_fd; from = child; error_past_cap = false; }
+    // Copies the packets that are there; false once the stream ended (closes it).
+    bool read_some() {
+        char buf[kDiagPacket + 32];
+        while (fd >= 0) {
+            ssize_t n = read(fd, buf, kDiagPacket);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EAGAIN) return true;
+            if (n <= 0) break;
+            while (n > 0 && buf[n - 1] == '\n') --n;
+            if (n < 2 || buf[0] != '{' || buf[n - 1] != '}' || std::memchr(buf, '\n', n) || std::memchr(buf, '\r', n))
+                continue;
+            n += std::snprintf(buf + n - 1, 32, ",\"from\":%lld}\n", static_cast<long long>(from)) - 1;
+            if (g_diag_written + static_cast<uint64_t>(n) > kDiagCap) {
+                static const char kError[] = "\"severity\":\"error\"";
+                if (error_past_cap || !memmem(buf, static_cast<size_t>(n), kError, sizeof kError - 1)) continue;
+                error_past_cap = true;
+            }
+            g_diag_written += static_cast<uint64_t>(n);
+            cannsim::detail::write_all(g_diag_file, std::string(buf, static_cast<size_t>(n)));
+        }
+        close(fd);
+        fd = -1;
+        return false;
+    }
+    // After the child is gone: what is left in the pipe is all there is.
+    void drain() { if (read_some()) { close(fd); fd = -1; } }
+};
+
 // ---------------------------------------------------------------- tiling (runs in a child)
 struct TilingShared {
     int done;
@@ -933,7 +1017,9 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     if (argc < 2) { std::fprintf(stderr, "usage: harness CASE_FILE\n"); return 2; }
     CaseDesc c;
     if (!parse_case(argv[1], c)) { std::fprintf(stderr, "harness: cannot read %s\n", argv[1]); return 2; }
-    g_diag_fd = open("diag.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+    g_launcher_pid = getpid();
+    g_diag_file = c.diag_fd >= 0 ? c.diag_fd : open("diag.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+    g_diag_fd = g_diag_file;   // the launcher's own findings; a child's come through its pipe
     g_result_fd = c.result_fd;
     FILE* result = c.result_fd >= 0 ? fdopen(c.result_fd, "w") : std::fopen("result.txt", "w");
     if (g_diag_fd < 0 || !result) return 2;
@@ -979,10 +1065,15 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     if (!map_gm("tiling-result", -1, 0, sizeof(TilingShared), tiling_shm)) return 3;
     auto* shared = reinterpret_cast<TilingShared*>(tiling_shm.data);
     std::memset(shared, 0, sizeof(TilingShared));
+    int tiling_diag[2];
+    if (!diag_pipe(tiling_diag)) { std::fprintf(stderr, "harness: no packet-mode pipe for the findings\n"); return 3; }
     fflush(nullptr);
     pid_t tp = fork();
     if (tp == 0) {
+        close(tiling_diag[0]);
+        report_to_pipe(tiling_diag[1]);
         enter_candidate_child("host TilingFunc", -1, c.block_cpu_seconds);
+        if (!protect_event_fd()) _exit(cannsim::cost::kExitEventsLost);
         gert::TilingContext ctx;
         ctx.platform_ = &c.platform;
         fill_context(c, ctx, shared);
@@ -999,8 +1090,15 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
         fflush(nullptr);
         _exit(0);
     }
+    close(tiling_diag[1]);
+    DiagStream tiling_findings;
+    tiling_findings.start(tiling_diag[0], -1);
+    for (pollfd pf{tiling_diag[0], POLLIN, 0}; tiling_findings.fd >= 0;)
+        if (poll(&pf, 1, -1) > 0 || errno == EINTR) tiling_findings.read_some();
+        else break;
     int st = 0;
     waitpid(tp, &st, 0);
+    tiling_findings.drain();
     std::fprintf(result, "tiling_status %d %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1,
                  WIFSIGNALED(st) ? WTERMSIG(st) : 0);
     if (!shared->done) {
@@ -1089,17 +1187,26 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     // Each block forwards its cost events on a pipe of its own; this process replays them (the
     // block's figures are computed here, never in the block's memory).
     std::vector<EventStream> streams(procs);
+    std::vector<DiagStream> findings(procs);
     const cannsim::cost::Params params = cannsim::cost::hooks().params;
     uint32_t next = 0, running = 0;
     bool stop = false;
     auto launch = [&](uint32_t i) {
-        int fds[2];
+        int fds[2], diag[2];
         if (pipe2(fds, O_CLOEXEC) != 0) { std::fprintf(result, "block %u events 3\n", i); stop = true; return; }
+        if (!diag_pipe(diag)) {
+            close(fds[0]);
+            close(fds[1]);
+            std::fprintf(result, "block %u events 3\n", i);
+            stop = true;
+            return;
+        }
         fflush(nullptr);
         pid_t p = fork();
         if (p == 0) {
             close(fds[0]);
-            for (const EventStream& other : streams) if (other.fd >= 0) close(other.fd);
+            close(diag[0]);
+            report_to_pipe(diag[1]);
             enter_candidate_child("kernel", i, c.block_cpu_seconds, fds[1]);
             int64_t core_idx = i, core_num = block_dim;
             cannsim::mix::enter(i, block_dim, core_idx, core_num);
@@ -1126,8 +1233,10 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
             cannsim::mix::finish()();
         }
         close(fds[1]);
-        if (p < 0) { close(fds[0]); std::fprintf(result, "block %u events 3\n", i); stop = true; return; }
+        close(diag[1]);
+        if (p < 0) { close(fds[0]); close(diag[0]); std::fprintf(result, "block %u events 3\n", i); stop = true; return; }
         streams[i].start(fds[0], params, block_dim);
+        findings[i].start(diag[0], i);
         pids[i] = p;
         ++running;
     };
@@ -1137,6 +1246,7 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
         cannsim::mix::proc_ended(i);
         EventStream& es = streams[i];
         es.drain();   // the block is gone: what is left in its pipe is all there is
+        findings[i].drain();
         if (WIFEXITED(bst) && WEXITSTATUS(bst) == 0 && !g_records[i].done) {
             std::fprintf(result, "block %u noend 0\n", i);
         } else if (WIFEXITED(bst)) {
@@ -1172,9 +1282,15 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
             if (streams[i].fd >= 0) { pfds.push_back({streams[i].fd, POLLIN, 0}); who.push_back(i); }
             else closed_alive = true;
         }
-        if (poll(pfds.data(), pfds.size(), closed_alive || pfds.empty() ? 1 : -1) < 0 && errno != EINTR) break;
+        const size_t events = pfds.size();   // then the findings pipes (a full one would stall its block)
+        for (uint32_t i = 0; i < procs; ++i)
+            if (pids[i] > 0 && findings[i].fd >= 0) { pfds.push_back({findings[i].fd, POLLIN, 0}); who.push_back(i); }
+        if (poll(pfds.data(), pfds.size(), closed_alive || events == 0 ? 1 : -1) < 0 && errno != EINTR) break;
         for (size_t k = 0; k < pfds.size(); ++k)
-            if (pfds[k].revents) streams[who[k]].read_some();
+            if (pfds[k].revents) {
+                if (k < events) streams[who[k]].read_some();
+                else findings[who[k]].read_some();
+            }
         int bst = 0;
         pid_t done;
         while ((done = waitpid(-1, &bst, WNOHANG)) > 0) {

@@ -244,7 +244,8 @@ inline void report(const char* id, Severity sev, const char* api, uint32_t line,
         j += "\",\"line\":" + std::to_string(line);
         j += ",\"block\":" + std::to_string(s.block_idx);
         if (fatal) j += ",\"fatal\":true";
-        j += ",\"message\":\""; detail::json_escape(j, message); j += "\"}\n";
+        // at most 600 bytes of message (what the runner keeps), so the line stays one pipe packet
+        j += ",\"message\":\""; detail::json_escape(j, message.substr(0, 600)); j += "\"}\n";
         detail::write_all(s.diag_fd, j);
     }
     if (fatal) {
