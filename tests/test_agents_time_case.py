@@ -59,3 +59,24 @@ async def test_time_case_on_the_emulator_judges_then_times_a_case_outside_the_pe
     reply = llm.prompts[1].messages[-1]["content"].split("\n\n")[0].splitlines()
     assert reply[0] == "[time_case] (cost-model estimates, not part of the fitness)" and len(reply) == 2
     assert reply[1].startswith(task.case("3").label()) and " us est., on " in reply[1]
+
+
+async def test_time_case_on_a_ray_cluster_asks_the_workers_for_the_cases_tier(task_dir):
+    """A RayEvaluator session: the tier travels with each task sent to the workers (no cluster here:
+    the evaluator's remote task is a recorder)."""
+    from copilot.evolution.ray_pool import RayEvaluator
+
+    sent = []
+
+    class Remote:
+        def remote(self, ref, candidate, chip, perf, seed, *rest):
+            sent.append(perf)
+            return PerfTierEvaluator("2" if perf == "perf" else perf).evaluate(None, candidate)
+
+    cluster = object.__new__(RayEvaluator)          # as __init__ leaves it, without ray.init
+    cluster.chip, cluster.seed, cluster.perf, cluster._task = "910B2", 0, "perf", Remote()
+    task = load_task(task_dir)
+    llm = ScriptedLLM([KERNEL + "\nTOOL time_case 3", "DONE"])
+    await LLMAgent(llm, cluster, session="t", use_lowering=False).baseline(task, "910B2")
+    assert sent == ["3", "perf"] and cluster.perf == "perf"     # time_case, then generation 1's own check
+    assert llm.prompts[1].messages[-1]["content"].startswith("[time_case] (cost-model estimates")

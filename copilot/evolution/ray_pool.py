@@ -16,6 +16,7 @@ checkout). The driver passes no environment to the workers: API keys stay on the
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 from copilot.errors import BadInput
@@ -91,6 +92,13 @@ class RayEvaluator:
         # one retry on a lost worker (Ray reschedules it on any live worker); a kernel's own
         # failure is an Evaluation, never an exception, so exceptions are not retried
         self._task = ray.remote(num_cpus=1, max_retries=1, retry_exceptions=False)(worker_fn)
+
+    def with_perf(self, perf: str) -> RayEvaluator:
+        """This evaluator with another performance tier (case ids, the tool agent's time_case): the
+        same cluster, chip and seed; the workers keep one evaluator per tier."""
+        other = copy.copy(self)
+        other.perf = perf
+        return other
 
     @property
     def capacity(self) -> int:
