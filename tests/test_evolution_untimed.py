@@ -207,3 +207,23 @@ async def test_sessions_show_and_the_report_say_which_cases_were_not_timed(task_
     assert "| perf cases timed |" in report and "| 2 of 3 |" in report
     assert "Its time is over 2 of 3 performance cases" in report
     assert "- case 6: its output shape needs the golden, which needs ~6.2 GiB" in report
+
+
+def test_the_progress_line_and_the_agents_feedback_say_why_a_case_has_no_time(capsys):
+    from copilot.agents.llm import case_results
+    from copilot.commands.run import _Progress
+    from copilot.events import CandidateEvaluated
+
+    cases = _cases({"4": 658.7, "6": None, "10": 289.3})
+    _Progress().emit(CandidateEvaluated("s", candidate_id="r1-c1", status="passed", cases=cases,
+                                        time_us=436.5, timing="estimate"))
+    unranked = [cases[0], {"id": "6", "role": "performance", "est_us": None, "untimed_by": "kernel",
+                           "not_timed": "not timed: the kernel ran an instruction the cost model cannot time"}]
+    _Progress().emit(CandidateEvaluated("s", candidate_id="r1-c2", status="passed", cases=unranked))
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["  r1-c1: passed 436.50 us (estimate) over 2 of 3 performance cases",
+                   "  r1-c2: passed, not ranked (not timed: the kernel ran an instruction the cost model cannot time)"]
+    text = case_results(Evaluation("passed", cases=cases))
+    line = next(x for x in text.splitlines() if x.startswith("case 6"))
+    assert line.startswith("case 6 (performance case): not timed: its output shape needs the golden, which needs "
+                           "~6.2 GiB, over the oracle budget of 2.0 GiB")

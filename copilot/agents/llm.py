@@ -402,6 +402,8 @@ def _kind(c: dict) -> str:
     if c.get("role") != "performance":
         return ""
     how = c.get("judged")
+    if how is None:                     # not run (a case without a time)
+        return " (performance case)"
     return " (performance case, " + ("not judged: no oracle fits" if how is False else f"judged on {how}") + ")"
 
 
@@ -418,7 +420,9 @@ def case_results(ev: Evaluation, label=lambda cid: f"case {cid}", chip: str = "9
         judged_perf = c.get("role") == "performance" and c.get("judged") not in (None, False)
         state = "pass" if c.get("passed") or (judged_perf and c.get("passed") is None) else \
             "FAIL" if c.get("passed") is False else "not judged"
-        msg = c.get("message") or c.get("not_timed") or ""      # why a performance case has no time
+        msg = c.get("message") or ""
+        if c.get("not_timed"):          # a performance case without a time, and why
+            state, msg = "not timed:", c["not_timed"].removeprefix("not timed: ")
         est = f" — {explain_estimate(c, chip)}" if c.get("est_us") else ""
         unchecked = (c.get("failure_class") == "too_large" and c.get("passed") is None) or \
             (c.get("role") == "performance" and c.get("judged") is False)

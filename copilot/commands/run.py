@@ -119,8 +119,7 @@ class _Progress:
         if k == "round_started":
             line = f"round {e.round}: {len(e.strategies)} variants ({', '.join(e.strategies)})"
         elif k == "candidate_evaluated":
-            t = f" {e.time_us:.2f} us ({e.timing})" if e.time_us else ""
-            line = f"  {e.candidate_id}: {e.status}{t}"
+            line = f"  {e.candidate_id}: {e.status}{_timed_line(e)}"
         elif k == "round_finished":
             b = f", best {e.best_id} {e.best_time_us:.2f} us (estimate)" if e.best_time_us else ""
             line = f"round {e.round} done: {e.passed}/{e.candidates} passed{b}"
@@ -128,6 +127,20 @@ class _Progress:
             line = f"session {e.status}: {e.reason}"
         if line:
             print(line, file=sys.stderr, flush=True)
+
+
+def _timed_line(e) -> str:
+    """` 182.77 us (estimate) over 2 of 3 performance cases`, or why a passing kernel has no time."""
+    from copilot.evolution.population import perf_coverage
+
+    k_n = perf_coverage(e.cases)
+    if e.time_us:
+        part = f" over {k_n[0]} of {k_n[1]} performance cases" if k_n and k_n[0] < k_n[1] else ""
+        return f" {e.time_us:.2f} us ({e.timing}){part}"
+    if e.status == "passed" and k_n:
+        why = next((c["not_timed"] for c in e.cases if c.get("untimed_by") == "kernel"), None)
+        return f", not ranked ({why or f'{k_n[0]} of {k_n[1]} performance cases timed'})"
+    return ""
 
 
 def _print_summary(engine, result, doc) -> None:
