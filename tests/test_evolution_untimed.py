@@ -227,3 +227,26 @@ def test_the_progress_line_and_the_agents_feedback_say_why_a_case_has_no_time(ca
     line = next(x for x in text.splitlines() if x.startswith("case 6"))
     assert line.startswith("case 6 (performance case): not timed: its output shape needs the golden, which needs "
                            "~6.2 GiB, over the oracle budget of 2.0 GiB")
+
+
+def test_a_data_dependent_golden_runs_once_per_case_not_once_per_candidate(data_dependent, kernels, tmp_path,
+                                                                           monkeypatch):
+    """Output shapes (and the dtypes the builds need) of a golden that does not run on meta tensors
+    take a real golden run: the evaluator keeps them, so a second candidate runs none."""
+    import copilot.costmodel.estimate as estimate
+    from copilot.evolution.evaluate import SimEvaluator
+
+    _budget_between(data_dependent, monkeypatch)
+    calls = []
+    real = estimate.output_shapes
+
+    def counting(task, case):
+        calls.append(case.id)
+        return real(task, case)
+
+    monkeypatch.setattr(estimate, "output_shapes", counting)
+    ev = SimEvaluator(workdir=tmp_path / "cands", perf="all")
+    ev.evaluate_sync(data_dependent, Candidate("r1-c1", kernels[0], 1, "offline"))
+    first = len(calls)
+    second = ev.evaluate_sync(data_dependent, Candidate("r1-c2", kernels[1], 1, "offline"))
+    assert second.status == "passed" and first > 0 and len(calls) == first

@@ -205,6 +205,7 @@ class SimEvaluator:
         # them here: found at the task's first evaluation and kept, so every candidate of the task
         # is timed on the same cases
         self._perf_outs: dict[tuple[str, str], list | str] = {}
+        self._out_dtypes: dict[tuple[str, str], tuple[str, ...]] = {}    # (task, case id) -> output dtypes
         self._lock = threading.Lock()
 
     async def evaluate(self, task: Task, candidate: Candidate) -> Evaluation:
@@ -295,13 +296,26 @@ class SimEvaluator:
         from concurrent.futures import ThreadPoolExecutor
 
         from copilot.backends import sim
-        from copilot.costmodel.estimate import output_dtypes
 
-        combos = list(dict.fromkeys(tuple(c.dtypes) + output_dtypes(task, c) for c in cases))
+        combos = list(dict.fromkeys(tuple(c.dtypes) + self._output_dtypes(task, c) for c in cases))
         t0 = time.perf_counter()
         with ThreadPoolExecutor(max_workers=BUILD_WORKERS) as pool:
             done = list(pool.map(lambda k: sim.build(path, task, list(k), self.chip, knob_data=knob_data), combos))
         return dict(zip(combos, done)), time.perf_counter() - t0
+
+    def _output_dtypes(self, task: Task, case: Case) -> tuple[str, ...]:
+        """A case's output dtypes, found once per evaluator: where the golden does not run on meta
+        tensors (unique) they take a real golden run, one per case instead of one per candidate."""
+        from copilot.costmodel.estimate import output_dtypes
+
+        key = (task.name, case.id)
+        with self._lock:
+            hit = self._out_dtypes.get(key)
+        if hit is None:
+            hit = output_dtypes(task, case)
+            with self._lock:
+                self._out_dtypes[key] = hit
+        return hit
 
     def correctness_cases(self, task: Task) -> list[Case]:
         """The correctness tier: the quick tier, and for a task that is not built in (a public
