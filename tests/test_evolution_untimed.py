@@ -250,3 +250,25 @@ def test_a_data_dependent_golden_runs_once_per_case_not_once_per_candidate(data_
     first = len(calls)
     second = ev.evaluate_sync(data_dependent, Candidate("r1-c2", kernels[1], 1, "offline"))
     assert second.status == "passed" and first > 0 and len(calls) == first
+
+
+def test_the_review_screen_says_a_time_is_over_only_some_cases():
+    from rich.console import Console
+
+    from copilot.events import CandidateEvaluated, CandidateProposed, RoundFinished
+    from tui.model import BoardModel
+    from tui.screens.review import round_summary
+
+    m = BoardModel()
+    for cid, times in (("r1-c1", {"4": 658.7, "6": None, "10": 289.3}), ("r1-c2", {"4": 700.0, "10": 300.0})):
+        m.apply(CandidateProposed("s", candidate=Candidate(cid, f"// {cid}", 1, "offline")))
+        timed = [t for t in times.values() if t]
+        m.apply(CandidateEvaluated("s", candidate_id=cid, status="passed", cases=_cases(times),
+                                   time_us=math.exp(sum(map(math.log, timed)) / len(timed))))
+    m.apply(RoundFinished("s", round=1, candidates=2, passed=2, best_id="r1-c1"))
+    con = Console(width=160, record=True)
+    con.print(round_summary(m, 1, 0, ""))
+    lines = con.export_text().splitlines()
+    assert any(x.startswith("Best so far: r1-c1 436.5 µs est. (2 of 3 cases)") for x in lines)
+    assert any(x.startswith("r1-c1") and "436.5 µs est. (2 of 3 cases)" in x for x in lines)
+    assert any(x.startswith("r1-c2") and "458.3 µs est." in x and "cases)" not in x for x in lines)
