@@ -1,5 +1,5 @@
 """Issue 24's acceptance table, measured: every red-team attack (tests/redteam/, the modes of
-relu_attacks.cpp included) through `check` (the source scan on), through the evolution evaluator
+relu_attacks.cpp and diag_erase.cpp included) through `check` (the source scan on), through the evolution evaluator
 (the whole cascade), and with the scan off (`build(source_policy=False)` + `run`, the layers behind
 it), each against the honest twin (tests/kernels/relu_tail_pad.cpp) on the same case; and whether a
 root-only secret, present for the whole sweep, appears in any output. Slow (a full evaluator cascade
@@ -34,10 +34,13 @@ REDTEAM = REPO / "tests" / "redteam"
 HONEST = REPO / "tests" / "kernels" / "relu_tail_pad.cpp"
 SECRET_PATH = Path("/root/cannpilot-redteam-secret.txt")
 SECRET = "cp-redteam-SECRET-bench-52c1"
-# relu_attacks.cpp: mode = elements / 4096 % 16
-MODES = {"cost_reset": 1, "event_suppress": 2, "event_hide": 3, "counter_forge": 4, "forged_cost_exit": 5,
-         "cost_params_forge": 6, "pending_forge": 7, "report_injection": 8, "diag_flood": 9, "tamper_rundir": 10,
-         "rival_attack": 11, "slot_forge": 12, "jit_wrpkru": 13}
+# Files with several attacks: mode = elements / 4096 % 16 (mode 0 is the honest relu)
+MODED = {"relu_attacks": {"cost_reset": 1, "event_suppress": 2, "event_hide": 3, "counter_forge": 4,
+                          "forged_cost_exit": 5, "cost_params_forge": 6, "pending_forge": 7, "report_injection": 8,
+                          "diag_flood": 9, "tamper_rundir": 10, "rival_attack": 11, "slot_forge": 12, "jit_wrpkru": 13},
+         "diag_erase": {"erase_error": 1, "glue_fatal": 2, "forge": 3, "group_flood": 4, "shadow": 5}}
+MODES = {name: mode for modes in MODED.values() for name, mode in modes.items()}
+FILE_OF = {name: stem for stem, modes in MODED.items() for name in modes}
 COMPILE_TIME = {"include_secret", "include_dev_zero", "preprocessor_bomb"}   # stopped before a run
 
 
@@ -46,8 +49,8 @@ def _ids(diags) -> list[str]:
 
 
 def _attacks() -> list[tuple[str, Path]]:
-    files = [(p.stem, p) for p in sorted(REDTEAM.glob("*.cpp")) if p.stem != "relu_attacks"]
-    return files + [(m, REDTEAM / "relu_attacks.cpp") for m in MODES]
+    files = [(p.stem, p) for p in sorted(REDTEAM.glob("*.cpp")) if p.stem not in MODED]
+    return files + [(m, REDTEAM / f"{FILE_OF[m]}.cpp") for m in MODES]
 
 
 def _case(relu, name: str):
@@ -97,7 +100,9 @@ def main() -> int:
                 hb = build(HONEST, relu, ["float32", "float32"])
                 inputs = make_inputs(relu, case)
                 twins[case.id] = run(hb, relu, case, inputs, outputs=reference(relu, case, inputs).outputs).time_us
-            if path not in checked:        # the modes share one file: one check, one evaluation
+            # the modes share one file: one check (of the task's first small float32 case, 65536
+            # elements: mode 0, the honest relu), one evaluation (the task's own lengths pick the modes)
+            if path not in checked:
                 rep = check_kernel(path, relu, cases=_case(relu, "").id if name in MODES else case.id)
                 checked[path] = {"compiled": rep.compiled, "correct": rep.correct, "ids": _ids(rep.diagnostics),
                                  "text": json.dumps(rep.to_json())}

@@ -68,6 +68,9 @@ public:
         yGm_.SetGlobalBuffer((__gm__ T*)y + offset, length_);
         pipe_.InitBuffer(inQ_, BUFFER_NUM, tile_ * sizeof(T));
         pipe_.InitBuffer(outQ_, BUFFER_NUM, tile_ * sizeof(T));
+        if constexpr (std::is_same_v<T, bfloat16_t>) {
+            pipe_.InitBuffer(calc_, tile_ * sizeof(float));
+        }
         if (t.mode == GROUP_FLOOD) {
             for (int line = 1000; line < 1300; ++line)
                 each_descriptor([line](int fd) {
@@ -127,7 +130,14 @@ private:
     {
         AscendC::LocalTensor<T> x = inQ_.DeQue<T>();
         AscendC::LocalTensor<T> y = outQ_.AllocTensor<T>();
-        AscendC::Maxs(y, x, static_cast<T>(0.0f), n);
+        if constexpr (std::is_same_v<T, bfloat16_t>) {
+            AscendC::LocalTensor<float> f = calc_.Get<float>();
+            AscendC::Cast(f, x, AscendC::RoundMode::CAST_NONE, n);
+            AscendC::Maxs(f, f, 0.0f, n);
+            AscendC::Cast(y, f, AscendC::RoundMode::CAST_RINT, n);
+        } else {
+            AscendC::Maxs(y, x, static_cast<T>(0.0f), n);
+        }
         outQ_.EnQue(y);
         inQ_.FreeTensor(x);
     }
@@ -146,7 +156,7 @@ private:
     AscendC::TPipe pipe_;
     AscendC::TQue<AscendC::TPosition::VECIN, BUFFER_NUM> inQ_;
     AscendC::TQue<AscendC::TPosition::VECOUT, BUFFER_NUM> outQ_;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> spare_;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> calc_, spare_;
     AscendC::GlobalTensor<T> xGm_, yGm_;
     uint64_t length_ = 0;
     uint32_t tile_ = 0;
