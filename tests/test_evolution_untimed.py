@@ -272,3 +272,27 @@ def test_the_review_screen_says_a_time_is_over_only_some_cases():
     assert any(x.startswith("Best so far: r1-c1 436.5 µs est. (2 of 3 cases)") for x in lines)
     assert any(x.startswith("r1-c1") and "436.5 µs est. (2 of 3 cases)" in x for x in lines)
     assert any(x.startswith("r1-c2") and "458.3 µs est." in x and "cases)" not in x for x in lines)
+
+
+class TwoWorkers(Evaluator):
+    """As if two worker processes had decided apart: r0-base's timed case 6, r1-c1's could not."""
+
+    TABLE = {"r0-base": {"4": 800.0, "6": 5000.0, "10": 300.0}, "r1-c1": {"4": 658.7, "6": None, "10": 289.3}}
+
+
+async def test_a_case_one_worker_left_out_for_the_task_is_left_out_of_every_candidates_time(task_dir):
+    task = load_task(task_dir)
+    sink = Sink()
+    e = EvolutionEngine(task, Agent(), TwoWorkers(), sink, session="t",
+                        settings=EvolutionSettings(rounds=1, variants=2, stagnation_rounds=9),
+                        strategies=[Strategy(f"L3.s{i}", f"s{i}", f"d{i}") for i in (1, 2)])
+    await e.run()
+    base = e.population.get("r0-base")
+    assert base.time_us == pytest.approx(math.sqrt(800.0 * 300.0))      # case 6 left out afterwards
+    row6 = next(x for x in e.cases["r0-base"] if x["id"] == "6")
+    assert row6["est_us"] is None and row6["untimed_by"] == "task" and "6.2 GiB" in row6["not_timed"]
+    board = {r["id"]: r for r in leaderboard(e.population, e.baseline, e.cases)}
+    assert board["r0-base"]["perf_timed"] == board["r1-c1"]["perf_timed"] == [2, 3]
+    again = [x for x in sink.events if x.kind == "candidate_evaluated" and x.candidate_id == "r0-base"]
+    assert [round(x.time_us, 2) for x in again] == [round((800.0 * 5000.0 * 300.0) ** (1 / 3), 2),
+                                                    round(math.sqrt(800.0 * 300.0), 2)]

@@ -207,6 +207,7 @@ class EvolutionEngine:
         self.baselines = task_baselines(getattr(task, "path", None), self.settings.chip)
         self.population.by_hap = bool(self.baselines)
         self.cases: dict[str, list[dict[str, Any]]] = {}   # candidate id -> its evaluation's cases
+        self.task_untimed: dict[str, dict[str, Any]] = {}  # case id -> the row of a case the task cannot time
         self.strategies = strategies or round_one_strategies(task)
         self.steer = ""
         self.rejected_strategies: list[str] = []
@@ -435,7 +436,41 @@ class EvolutionEngine:
         await asyncio.gather(*(one(c) for c in to_eval))
 
     def _record(self, c: Candidate, ev: Evaluation) -> None:
+        ev = self._on_the_same_cases(c, ev)
         c.status = ev.status  # type: ignore[assignment]
+        self._take_figures(c, ev)
+        self.sink.emit(CandidateBuilt(self.session, candidate_id=c.id, ok=ev.build_ok,
+                                      diagnostics=ev.diagnostics if not ev.build_ok else [],
+                                      seconds=ev.build_seconds))
+        self.sink.emit(CandidateEvaluated(self.session, candidate_id=c.id, status=ev.status,  # type: ignore[arg-type]
+                                          cases=ev.cases, time_us=ev.time_us, timing=ev.timing,  # type: ignore[arg-type]
+                                          roofline_fraction=ev.roofline_fraction, diagnostics=ev.diagnostics))
+
+    def _on_the_same_cases(self, c: Candidate, ev: Evaluation) -> Evaluation:
+        """Every candidate ranked on the same performance cases. An evaluator decides at its first
+        evaluation which cases the task cannot time here, but the TUI's worker processes and a Ray
+        cluster's workers each decide for themselves (a golden killed under memory pressure can make
+        them differ): a case any evaluation of the session left out for the task's reason is left out
+        of every candidate's time, and those recorded before it are recorded again without it."""
+        found = {str(x["id"]): x for x in ev.cases if x.get("untimed_by") == "task"}
+        new = {k: x for k, x in found.items() if k not in self.task_untimed}
+        self.task_untimed.update(new)
+        ev = _without_cases(ev, self.task_untimed)
+        earlier = [k for k in self.cases if k != c.id] if new else []
+        for cid in earlier:
+            other = self.population.candidates.get(cid)
+            if other is None or other.status != "passed":
+                continue
+            was = Evaluation("passed", other.time_us, other.timing, other.roofline_fraction, self.cases[cid])
+            now = _without_cases(was, new)
+            if now is not was:
+                self._take_figures(other, now)
+                self.sink.emit(CandidateEvaluated(self.session, candidate_id=cid, status="passed",
+                                                  cases=now.cases, time_us=now.time_us, timing=now.timing,  # type: ignore[arg-type]
+                                                  roofline_fraction=now.roofline_fraction))
+        return ev
+
+    def _take_figures(self, c: Candidate, ev: Evaluation) -> None:
         self.cases[c.id] = ev.cases
         self.population.hap.pop(c.id, None)
         if self.baselines and ev.status == "passed":
@@ -448,12 +483,6 @@ class EvolutionEngine:
         perf = [x for x in ev.cases if x.get("role") == "performance" and x.get("est_us")]
         if perf:
             c.bottleneck = max(perf, key=lambda x: x["est_us"]).get("bottleneck")
-        self.sink.emit(CandidateBuilt(self.session, candidate_id=c.id, ok=ev.build_ok,
-                                      diagnostics=ev.diagnostics if not ev.build_ok else [],
-                                      seconds=ev.build_seconds))
-        self.sink.emit(CandidateEvaluated(self.session, candidate_id=c.id, status=ev.status,  # type: ignore[arg-type]
-                                          cases=ev.cases, time_us=ev.time_us, timing=ev.timing,  # type: ignore[arg-type]
-                                          roofline_fraction=ev.roofline_fraction, diagnostics=ev.diagnostics))
 
     async def _confirmed_best(self) -> Candidate | None:
         """The best candidate after the evaluator's full re-run (`confirm`, when it has one): a
@@ -515,6 +544,24 @@ class EvolutionEngine:
     def _round1_best(self) -> Candidate | None:
         r1 = [c for c in self.population.passing() if c.round == 1]
         return min(r1, key=lambda c: c.time_us) if r1 else None  # type: ignore[arg-type,return-value]
+
+
+def _without_cases(ev: Evaluation, untimed: dict[str, dict[str, Any]]) -> Evaluation:
+    """`ev` with these performance cases left out (their rows `not timed` for the task's reason) and
+    its time and roofline fraction over the others; `ev` itself when it timed none of them."""
+    rows = [dict(untimed[str(x.get("id"))], id=x["id"])
+            if x.get("role") == "performance" and str(x.get("id")) in untimed and x.get("untimed_by") != "task" else x
+            for x in ev.cases]
+    if all(a is b for a, b in zip(rows, ev.cases)):
+        return ev
+    perf = [x for x in rows if x.get("role") == "performance"]
+    timed = [x for x in perf if x.get("est_us")]
+    ranked = ev.status == "passed" and bool(timed) and all(x.get("est_us") or x.get("untimed_by") == "task"
+                                                         for x in perf)
+    time_us = math.exp(sum(math.log(x["est_us"]) for x in timed) / len(timed)) if ranked else None
+    roofs = [x.get("roofline_fraction") for x in timed]
+    roof = math.exp(sum(math.log(r) for r in roofs) / len(roofs)) if ranked and all(roofs) else None
+    return Evaluation(ev.status, time_us, ev.timing, roof, rows, ev.diagnostics, ev.build_ok, ev.build_seconds)
 
 
 def vendor_speedup(cases: list[dict[str, Any]], baselines: dict) -> float | None:
