@@ -134,7 +134,8 @@ def test_a_kernel_the_cost_model_cannot_time_passes_unranked_and_says_why(task_d
     assert rows["3"]["untimed_by"] == "kernel" and rows["3"]["not_timed"].startswith("not run: case 2")
     assert out.perf_timed == (1, 3)
     d = next(d for d in out.diagnostics if d["id"] == "EVO.UNTIMED")
-    assert "performance case 2" in d["message"] and "not ranked" in d["message"]
+    assert d["message"] == ("performance case 2: the kernel ran an instruction the cost model cannot time; "
+                            "the candidate passed but is not ranked")
 
 
 # --- what a user sees: the leaderboard, `run --json`, `sessions show`, report.md ---------------

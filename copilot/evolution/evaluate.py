@@ -493,7 +493,7 @@ REVALIDATION_SEED = 7919
 def _untimed_diagnostic(case: Case, untimed: Untimed) -> dict:
     """Why a passing kernel is not ranked: a performance case it could not be timed on."""
     return {"id": "EVO.UNTIMED", "severity": "warning", "line": 0,
-            "message": f"performance case {case.id} {untimed.reason.removeprefix('not timed: ')}: the candidate "
+            "message": f"performance case {case.id}: {untimed.reason.removeprefix('not timed: ')}; the candidate "
                        "passed but is not ranked"}
 
 
