@@ -7,6 +7,9 @@ The variant (cake-partial) prompts are those of one round-2 session per task, bu
 builds them: a population of six passing lowered kernels (different tiling/buffering knobs; times are
 fixed figures so the tiers are known), four parents drawn tier by tier and each request's
 inspirations drawn by the population (seeded). `variant_median` is the median over the four.
+`variant_whole_median` is the same requests with every inspiration's whole kernel in place of its
+diff (the form before issue 21), on this tree: the compaction's own effect, whatever the parent's
+size is today (`--before` compares with another tree's figures, where the kernels differ too).
 
     .venv/bin/python bench/prompt_tokens.py [-o bench/results/prompt_tokens.json] [--before OLD.json]
 """
@@ -52,6 +55,18 @@ def round_two_requests(task) -> list:
             for i, (parent, tier) in enumerate(picked)]
 
 
+def whole_inspirations(inspirations) -> str:
+    """The inspirations section as it was before issue 21: figures and each one's whole kernel."""
+    from copilot.agents import prompts
+
+    out = ["## Inspirations (figures of other candidates and their code)"]
+    for i in inspirations:
+        out.append(f"### {i.candidate_id} ({i.tier} tier, strategy: {i.strategy or 'n/a'}): "
+                   + prompts._figures(i.time_us, i.timing, i.roofline_fraction, i.bottleneck)
+                   + f"\n```cpp\n{i.code}\n```")
+    return "\n\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--output", default="bench/results/prompt_tokens.json")
@@ -84,10 +99,14 @@ def main() -> int:
                                             assemble(task, "repair", diagnostics=diags).render()),
         }
         role_tokens = {role: count_tokens("\n".join(m["content"] for m in ms)) for role, ms in msgs.items()}
+        requests = round_two_requests(task)
         variants = [count_tokens("\n".join(m["content"] for m in prompts.variant_prompt(req, mutation)))
-                    for req in round_two_requests(task)]
+                    for req in requests]
+        whole = [v - count_tokens(prompts.inspirations_section(req.inspirations, req.parent))
+                 + count_tokens(whole_inspirations(req.inspirations)) for v, req in zip(variants, requests)]
         rows.append({"task": name, "slice_tokens": phase_tokens, "prompt_tokens": role_tokens,
                      "variant_prompt_tokens": variants, "variant_median": statistics.median(variants),
+                     "variant_whole_median": statistics.median(whole),
                      "init_over_tuning": phase_tokens["init"] / max(1, phase_tokens["tuning"])})
     print(f"{'task':12} {'init':>6} {'mut.':>6} {'repair':>6} {'tuning':>6} {'ratio':>6} | "
           f"{'cake':>6} {'partial':>7} {'repair':>6} | {'round-2 variants (median)':>26}  "
@@ -97,6 +116,11 @@ def main() -> int:
         print(f"{r['task']:12} {s['init']:>6} {s['mutation']:>6} {s['repair']:>6} {s['tuning']:>6} "
               f"{r['init_over_tuning']:>6.1f} | {p[0]:>6} {p[1]:>7} {p[2]:>6} | "
               f"{' '.join(map(str, r['variant_prompt_tokens']))} ({r['variant_median']:.0f})")
+    same = [r["variant_whole_median"] / r["variant_median"] for r in rows]
+    for r, q in zip(rows, same):
+        print(f"{r['task']:12} round-2 variant prompt, this tree: whole inspirations {r['variant_whole_median']:.0f} "
+              f"-> diffs {r['variant_median']:.0f} tokens, {q:.2f}x smaller")
+    print(f"median {statistics.median(same):.2f}x, min {min(same):.2f}x smaller (same tree)")
     if args.before:
         before = {r["task"]: r["variant_median"] for r in json.loads(Path(args.before).read_text())}
         ratios = [before[r["task"]] / r["variant_median"] for r in rows if r["task"] in before]
