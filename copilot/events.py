@@ -141,6 +141,9 @@ class CandidateEvaluated(Event):
     timing: Timing = "estimate"
     roofline_fraction: float | None = None
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    # the same evaluation recorded again on the session's case set (a case left out of every
+    # candidate's time), not a new evaluation: the store does not count it as one
+    recorded_again: bool = False
 
 
 @dataclass

@@ -81,6 +81,9 @@ class SessionState:
     last_action: str | None          # "continue" | "stop" of the latest decision
     rounds: list[RoundSummary]
     in_flight: list[Candidate]       # proposed or built, not evaluated: evaluate these again
+    # candidate id -> the per-case rows of its latest evaluation, as the engine recorded them (its
+    # HAP, "k of n performance cases timed" and the cases the task could not time come from them)
+    cases: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def completed_ids(self) -> set[str]:
@@ -159,6 +162,17 @@ def _restore_bottlenecks(conn: sqlite3.Connection, sid: int, candidates: list[Ca
             c.bottleneck = slowest[c.id][1]
 
 
+def _latest_cases(conn: sqlite3.Connection, sid: int) -> dict[str, list[dict[str, Any]]]:
+    """Candidate id -> the cases of its latest CandidateEvaluated, read from the event log: the
+    evaluations table keeps a projection of them (est_us and measured_us folded into time_us)."""
+    cases: dict[str, list[dict[str, Any]]] = {}
+    for cid, rows in conn.execute(
+            "SELECT json_extract(payload, '$.candidate_id'), json_extract(payload, '$.cases') FROM events "
+            "WHERE session_id=? AND kind='candidate_evaluated' ORDER BY seq", (sid,)):
+        cases[cid] = _loads(rows, [])
+    return cases
+
+
 def _rounds(conn: sqlite3.Connection, sid: int) -> list[RoundSummary]:
     rows = conn.execute("SELECT round, status, strategies, candidates, passed, best_id, best_time_us, "
                         "median_time_us, started_at, finished_at FROM rounds WHERE session_id=? "
@@ -205,6 +219,7 @@ def read_state(conn: sqlite3.Connection, sid: int, path: Path) -> SessionState:
         last_action=action[0] if action else None,
         rounds=rounds,
         in_flight=[c for c in candidates if c.status in IN_FLIGHT_STATUSES and not c.vetoed],
+        cases=_latest_cases(conn, sid),
     )
 
 

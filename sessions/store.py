@@ -470,11 +470,21 @@ def _candidate_built(conn, sid, e, seq) -> None:
 
 def _candidate_evaluated(conn, sid, e, seq) -> None:
     cid = e["candidate_id"]
-    conn.execute(
-        "UPDATE candidates SET status=?, time_us=?, timing=?, roofline_fraction=?, diagnostics=?, "
-        "evaluated_at=?, eval_count=eval_count+1 WHERE session_id=? AND id=?",
-        (e["status"], e.get("time_us"), e.get("timing", "estimate"), e.get("roofline_fraction"),
-         _dumps(e.get("diagnostics") or []), e["at"], sid, cid))
+    if e.get("recorded_again"):
+        # the same evaluation on the session's case set: new figures, the same evaluation (its
+        # count, time and diagnostics stay)
+        new = 0
+        conn.execute("UPDATE candidates SET status=?, time_us=?, timing=?, roofline_fraction=? "
+                     "WHERE session_id=? AND id=?",
+                     (e["status"], e.get("time_us"), e.get("timing", "estimate"), e.get("roofline_fraction"),
+                      sid, cid))
+    else:
+        new = 1
+        conn.execute(
+            "UPDATE candidates SET status=?, time_us=?, timing=?, roofline_fraction=?, diagnostics=?, "
+            "evaluated_at=?, eval_count=eval_count+1 WHERE session_id=? AND id=?",
+            (e["status"], e.get("time_us"), e.get("timing", "estimate"), e.get("roofline_fraction"),
+             _dumps(e.get("diagnostics") or []), e["at"], sid, cid))
     # The table holds the latest evaluation; earlier ones stay in the event log.
     conn.execute("DELETE FROM evaluations WHERE session_id=? AND candidate_id=?", (sid, cid))
     rows = []
@@ -493,7 +503,7 @@ def _candidate_evaluated(conn, sid, e, seq) -> None:
     conn.executemany(
         "INSERT INTO evaluations (session_id, candidate_id, case_id, passed, time_us, timing, pipes, "
         "metrics, failure_class, diagnostics, at) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
-    conn.execute("UPDATE sessions SET evaluations=evaluations+1 WHERE id=?", (sid,))
+    conn.execute("UPDATE sessions SET evaluations=evaluations+? WHERE id=?", (new, sid))
 
 
 def _round_finished(conn, sid, e, seq) -> None:

@@ -314,7 +314,8 @@ class CannpilotApp(App):
         for c in state.candidates:
             m.apply(CandidateProposed(state.name, candidate=c))
             m.apply(CandidateEvaluated(state.name, candidate_id=c.id, status=c.status, time_us=c.time_us,
-                                       timing=c.timing, roofline_fraction=c.roofline_fraction))
+                                       timing=c.timing, roofline_fraction=c.roofline_fraction,
+                                       cases=state.cases.get(c.id, [])))
         m.current_round = state.last_completed_round
         self._dirty |= set(m.rows)
         self._schedule_flush()

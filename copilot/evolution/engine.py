@@ -232,10 +232,9 @@ class EvolutionEngine:
         if state.random_state:
             e.rng = decode_random(state.random_state)
             e.population.rng = e.rng
-        # A stored session keeps no per-case figures: restored candidates rank by time after those
-        # this run evaluates with a HAP.
         for c in state.candidates:
             e.population.add(c)
+            e._restore_figures(c, state.cases.get(c.id, []))
             if c.vetoed and c.strategy and c.strategy not in e.rejected_strategies:
                 e.rejected_strategies.append(c.strategy)
         base = e.population.candidates.get("r0-base")
@@ -467,8 +466,23 @@ class EvolutionEngine:
                 self._take_figures(other, now)
                 self.sink.emit(CandidateEvaluated(self.session, candidate_id=cid, status="passed",
                                                   cases=now.cases, time_us=now.time_us, timing=now.timing,  # type: ignore[arg-type]
-                                                  roofline_fraction=now.roofline_fraction))
+                                                  roofline_fraction=now.roofline_fraction, recorded_again=True))
         return ev
+
+    def _restore_figures(self, c: Candidate, cases: list[dict[str, Any]]) -> None:
+        """A stored candidate's per-case rows, so it is ranked as when it was evaluated: its HAP,
+        its k of n performance cases timed, and the cases the task could not time (left out of
+        every candidate's time from now on, as they were before the stop)."""
+        if not cases:
+            return
+        self.cases[c.id] = cases
+        self.task_untimed.update({str(x["id"]): x for x in cases if x.get("untimed_by") == "task"})
+        if self.baselines and c.status == "passed":
+            from copilot.scoring import candidate_hap
+
+            h = candidate_hap(cases, self.baselines)
+            if h is not None:
+                self.population.hap[c.id] = h
 
     def _take_figures(self, c: Candidate, ev: Evaluation) -> None:
         self.cases[c.id] = ev.cases
