@@ -572,9 +572,11 @@ def _without_cases(ev: Evaluation, untimed: dict[str, dict[str, Any]]) -> Evalua
     timed = [x for x in perf if x.get("est_us")]
     ranked = ev.status == "passed" and bool(timed) and all(x.get("est_us") or x.get("untimed_by") == "task"
                                                          for x in perf)
-    time_us = math.exp(sum(math.log(x["est_us"]) for x in timed) / len(timed)) if ranked else None
+    from copilot.costmodel import geomean
+
+    time_us = geomean([x["est_us"] for x in timed]) if ranked else None
     roofs = [x.get("roofline_fraction") for x in timed]
-    roof = math.exp(sum(math.log(r) for r in roofs) / len(roofs)) if ranked and all(roofs) else None
+    roof = geomean(roofs) if ranked and all(roofs) else None
     return Evaluation(ev.status, time_us, ev.timing, roof, rows, ev.diagnostics, ev.build_ok, ev.build_seconds)
 
 
