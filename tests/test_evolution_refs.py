@@ -4,8 +4,13 @@ in memory, large ones on disk and mapped back per use (a session's RSS stays bou
 from __future__ import annotations
 
 import gc
+import os
+import subprocess
+import threading
+import time
 
 import numpy as np
+import pytest
 import torch
 
 from copilot.backends.sim.integrity import written_mask
@@ -130,3 +135,60 @@ def test_a_side_for_other_elements_or_limits_is_not_used():
     assert judge(kernel, golden, bench, "float16", 1e-3, ReferenceScan(golden, bench, "float16").view()).to_json() \
         == judge(kernel, golden, bench, "float16", 1e-3).to_json()
     assert ReferenceScan(golden, None, "int32").view() is None          # judged exactly, no scan
+
+
+def test_close_removes_the_spilled_cases_at_once(tmp_path, monkeypatch):
+    monkeypatch.setattr(evaluate, "REF_MEMORY_BYTES", 1024)
+    store = evaluate._RefStore(tmp_path)
+    store.get(("t", "big", 0), lambda: _ref(4096))
+    spill = store.dir
+    assert spill.name.startswith(f"refs-{os.getpid()}-") and spill.is_dir()
+    store.close()
+    assert not spill.exists() and store.disk == {}
+    again = store.get(("t", "big", 0), lambda: _ref(4096))     # computed again, spilled anew
+    assert again.ref.outputs[0].shape == (4096,) and store.dir.is_dir()
+    store.close()
+
+
+def test_spills_of_processes_that_are_gone_are_pruned(tmp_path):
+    gone = _dead_pid()
+    dead = tmp_path / f"refs-{gone}-abc"
+    live = tmp_path / f"refs-{os.getpid()}-def"
+    old_layout, fresh_layout = tmp_path / "refs-k3j4h5g6", tmp_path / "refs-q9w8e7r6"
+    for d in (dead, live, old_layout, fresh_layout):
+        d.mkdir()
+        (d / "0.pt").write_bytes(b"x")
+    day_ago = time.time() - 2 * 86400
+    os.utime(old_layout, (day_ago, day_ago))
+    candidate = tmp_path / "relu-0123"
+    candidate.mkdir()
+    removed = evaluate.prune_stale_spills(tmp_path)
+    assert sorted(removed) == sorted([dead, old_layout])
+    assert live.is_dir() and fresh_layout.is_dir() and candidate.is_dir()
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_tui_worker_told_to_stop_removes_its_spills_before_it_exits(tmp_path, monkeypatch):
+    from tui import evaluation_process
+
+    monkeypatch.setattr(evaluate, "REF_MEMORY_BYTES", 1024)
+    ev = evaluate.SimEvaluator(workdir=tmp_path)
+    ev._refs.get(("t", "big", 0), lambda: _ref(4096))
+    spill = ev._refs.dir
+    monkeypatch.setattr(evaluation_process, "_evaluator", ev)
+
+    def exit_(code):
+        raise SystemExit(code)
+
+    monkeypatch.setattr(evaluation_process.os, "_exit", exit_)
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(SystemExit) as exited:
+        evaluation_process._exit_when_set(stop)
+    assert exited.value.code == 0
+    assert not spill.exists()

@@ -14,6 +14,7 @@ so quitting mid-round never waits for an evaluation to finish.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import multiprocessing
 import os
 import sys
@@ -40,11 +41,20 @@ def _start_worker(task_ref: str, chip: str, seed: int, stop) -> None:
 
     _task = load_task(task_ref)
     _evaluator = SimEvaluator(chip=chip, seed=seed)
+    # A worker told to stop may also be leaving its loop (the pool's shutdown): the exit then
+    # waits here until the stop thread has removed the spilled cases, instead of cutting it off.
+    atexit.register(_close_evaluator)
 
 
 def _exit_when_set(stop) -> None:
     stop.wait()
+    _close_evaluator()              # os._exit skips finalizers: the spilled cases go first
     os._exit(0)
+
+
+def _close_evaluator() -> None:
+    if _evaluator is not None:
+        _evaluator.close()
 
 
 def _evaluate(candidate):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import re
 import shutil
 import tempfile
@@ -124,9 +125,45 @@ class _RefStore:
         with self.lock:
             if self.dir is None:
                 self.root.mkdir(parents=True, exist_ok=True)
-                self.dir = Path(tempfile.mkdtemp(prefix="refs-", dir=self.root))
-                weakref.finalize(self, shutil.rmtree, self.dir, True)
+                prune_stale_spills(self.root)
+                # the owner's pid in the name: a later process removes it once that pid is gone
+                self.dir = Path(tempfile.mkdtemp(prefix=f"refs-{os.getpid()}-", dir=self.root))
+                self._finalizer = weakref.finalize(self, shutil.rmtree, self.dir, True)
             return self.dir
+
+    def close(self) -> None:
+        """Remove the spilled cases now (also done when the store is collected or the process
+        exits normally; a process that ends by `os._exit` or a signal must call this first)."""
+        with self.lock:
+            if self.dir is not None:
+                self._finalizer()
+                self.dir, self.disk = None, {}
+
+
+def prune_stale_spills(root: Path) -> list[Path]:
+    """Remove the spill directories (`refs-<pid>-*`, up to 1 GB a case) of processes that are
+    gone: an evaluator killed, or ended by `os._exit`, before it could remove its own. A directory
+    without an owner pid in its name (an older layout) goes once it is a day old."""
+    removed = []
+    for d in root.glob("refs-*"):
+        owner = d.name.split("-")[1]
+        if owner.isdigit():
+            try:
+                os.kill(int(owner), 0)
+                continue                    # alive (or a pid of someone else's: kept, to be safe)
+            except (ProcessLookupError, OverflowError):
+                pass
+            except PermissionError:
+                continue
+        else:
+            try:
+                if time.time() - d.stat().st_mtime < 86400:
+                    continue
+            except OSError:
+                continue
+        shutil.rmtree(d, ignore_errors=True)
+        removed.append(d)
+    return removed
 
 
 class _ScanStore:
@@ -210,6 +247,10 @@ class SimEvaluator:
 
     async def evaluate(self, task: Task, candidate: Candidate) -> Evaluation:
         return await asyncio.to_thread(self.evaluate_sync, task, candidate)
+
+    def close(self) -> None:
+        """Free what the session's cases hold on disk (the large cases' inputs and references)."""
+        self._refs.close()
 
     # The cascade --------------------------------------------------------------------------
 
