@@ -69,7 +69,8 @@ def _budget_between(task, monkeypatch):
 
 def test_a_passing_candidate_gets_a_time_from_the_cases_the_task_can_time(data_dependent, kernels, tmp_path,
                                                                           monkeypatch):
-    from copilot.evolution.evaluate import SimEvaluator, geomean
+    from copilot.costmodel import geomean
+    from copilot.evolution.evaluate import SimEvaluator
 
     _budget_between(data_dependent, monkeypatch)
     ev = SimEvaluator(workdir=tmp_path / "cands", perf="all")

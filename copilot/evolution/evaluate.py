@@ -28,6 +28,7 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
+from copilot.costmodel import geomean
 from copilot.evolution.engine import Evaluation
 from copilot.evolution.population import code_hash
 from copilot.events import Candidate
@@ -216,10 +217,6 @@ class Untimed:
     def row(self, case: Case) -> dict:
         return {"id": case.id, "role": "performance", "est_us": None, "timing": "estimate",
                 "not_timed": self.reason, "untimed_by": "task" if self.task else "kernel"}
-
-
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 class SimEvaluator:

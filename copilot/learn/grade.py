@@ -8,13 +8,13 @@ grader itself never lets a traceback reach the learner. Times are cost-model EST
 
 from __future__ import annotations
 
-import math
 import re
 import hashlib
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from copilot.costmodel import geomean
 from copilot.learn.lessons import Lesson
 
 PIPES = ("MTE2", "V", "MTE3", "S")
@@ -118,7 +118,7 @@ def _finding(rule: str, severity: str, message: str, line: int, lines: list[str]
 
 def _geomean(xs: list[float]) -> float | None:
     xs = [x for x in xs if x and x > 0]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+    return geomean(xs) if xs else None
 
 
 def grade(lesson: Lesson, source: str | Path, *, chip: str | None = None, timeout: float | None = None) -> Grade:

@@ -27,7 +27,8 @@ class NpuEvaluator:
         return await asyncio.to_thread(self.evaluate_sync, task, candidate)
 
     def evaluate_sync(self, task, candidate) -> Evaluation:
-        from copilot.evolution.evaluate import geomean, lint
+        from copilot.costmodel import geomean
+        from copilot.evolution.evaluate import lint
         from copilot.evolution.population import code_hash
 
         from copilot.backends.npu.runner import check_kernel

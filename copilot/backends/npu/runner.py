@@ -134,11 +134,10 @@ class NpuCaseResult(CaseResult):
 @dataclass
 class NpuCheckReport(CheckReport):
     def summary(self) -> dict:
-        import math
+        from copilot.costmodel import geomean
 
         xs = [c.measured_us for c in self.cases if getattr(c, "measured_us", None)]
-        return {"timed_cases": len(xs), "timing": "measured",
-                "geomean_measured_us": math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None}
+        return {"timed_cases": len(xs), "timing": "measured", "geomean_measured_us": geomean(xs) if xs else None}
 
 
 def check_kernel(kernel_path, task, chip: str = "910B2", cases: str = "quick", *, config: NpuConfig,

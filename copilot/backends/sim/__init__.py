@@ -150,10 +150,10 @@ class CheckReport:
 
     def summary(self) -> dict:
         """Geometric means of the estimates over the timed cases (timing is always an estimate)."""
-        import math
+        from copilot.costmodel import geomean
 
         timed = [c.estimate for c in self.cases if c.estimate is not None]
-        geo = (lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None)
+        geo = (lambda xs: geomean(xs) if xs else None)
         bands = [e.band for e in timed if getattr(e, "band", None) is not None]
         return {"timed_cases": len(timed), "timing": "estimate",
                 "geomean_est_us": geo([e.time_us for e in timed]),
