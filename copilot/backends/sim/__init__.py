@@ -13,6 +13,7 @@ from typing import Callable
 
 from copilot.backends.base import Build, Run
 from copilot.backends.sim.build import build as _build
+from copilot.backends.sim.runner import BASE_TIMEOUT_S, LOAD_FACTOR_CAP, SECONDS_PER_ELEMENT
 from copilot.backends.sim.runner import run as _run
 from copilot.chips import DEFAULT_CHIP, load_chip
 from copilot.diagnostics import Diagnostic
@@ -42,25 +43,13 @@ def run(build: Build, task, case, inputs, **kw) -> Run:
     return _run(build, task, case, inputs, **kw)
 
 
-# Emulation wall time per element (inputs + outputs) allowed on top of the base timeout. A correct
-# kernel needs about 0.16 us per element on the shared 2-core machine (mish, 67M elements: 10.8 s;
-# docs/results.md, issue 14); 2 us leaves room for heavier kernels and a loaded machine.
-SECONDS_PER_ELEMENT = 2e-6
-
-
-# The most the host's load stretches a case's wall-clock limit: a busy host gives a run about
-# cores / load of each core it would have (unique's case 15, 10.9M elements: 103.1 s of a 103.7 s
-# limit once, killed another time, both at load ~20 on 2 cores; docs/results.md, issue 21), and a
-# kernel that waits forever (no CPU used) costs at most this many times the idle host's limit.
-LOAD_FACTOR_CAP = 8.0
-
 
 def case_timeout(case, outputs=()) -> float:
     """Wall-clock seconds one case may run on an idle host: the base (`CANNPILOT_SIM_TIMEOUT`,
-    default 60 s) plus `SECONDS_PER_ELEMENT` per input and output element."""
+    default `BASE_TIMEOUT_S`) plus `SECONDS_PER_ELEMENT` per input and output element."""
     import os
 
-    base = float(os.environ.get("CANNPILOT_SIM_TIMEOUT", "60"))
+    base = float(os.environ.get("CANNPILOT_SIM_TIMEOUT", BASE_TIMEOUT_S))
     n = int(getattr(case, "total_numel", 0)) + sum(math.prod(o.shape) for o in outputs)
     return base + SECONDS_PER_ELEMENT * n
 
