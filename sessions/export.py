@@ -56,14 +56,30 @@ def baseline_of(candidates: list[dict]) -> dict | None:
     return None
 
 
-def leaderboard(candidates: list[dict]) -> list[dict]:
-    """Passing candidates with a time, fastest first (vetoed ones included, flagged)."""
+def leaderboard(candidates: list[dict], hap: dict[str, float] | None = None) -> list[dict]:
+    """Passing candidates with a time, best first (vetoed ones included, flagged): by mean HAP where
+    `hap` has the candidate's (a task with CANN-Bench baselines, `candidate_haps`), as the engine
+    ranks them, those without one after them; else fastest first."""
+    hap = hap or {}
     ok = [c for c in candidates if c["status"] == "passed" and c["time_us"] is not None]
-    return sorted(ok, key=lambda c: (c["time_us"], c["seq"]))
+    return sorted(ok, key=lambda c: ((0, -hap[c["id"]]) if c["id"] in hap else (1, 0.0), c["time_us"], c["seq"]))
 
 
-def best_of(candidates: list[dict]) -> dict | None:
-    return next((c for c in leaderboard(candidates) if not c["vetoed"]), None)
+def best_of(candidates: list[dict], hap: dict[str, float] | None = None) -> dict | None:
+    return next((c for c in leaderboard(candidates, hap) if not c["vetoed"]), None)
+
+
+def candidate_haps(session: dict, candidates: list[dict], cases: dict[str, list[dict]]) -> dict[str, float]:
+    """Candidate id -> its mean HAP (an estimate on sim) over the performance cases of its latest
+    evaluation (`cases`: `SessionState.cases`), for a session whose task has CANN-Bench baselines on
+    its chip; {} otherwise (the task is not a CANN-Bench one, or its folder moved): rank by time."""
+    from copilot.scoring import candidate_hap, task_baselines
+
+    baselines = task_baselines(session.get("task_path"), session["chip"])
+    if not baselines:
+        return {}
+    haps = {c["id"]: candidate_hap(cases.get(c["id"], []), baselines) for c in candidates if c["status"] == "passed"}
+    return {cid: h for cid, h in haps.items() if h is not None}
 
 
 def timed_text(c: dict) -> str:
@@ -85,11 +101,22 @@ def unified_diff(base: dict, best: dict) -> str:
                                         tofile=f"{best['id']}.cpp (best)"))
 
 
-def render_report(record: dict) -> str:
+def ranking_note(session: dict, by_hap: bool) -> str:
+    """How a leaderboard of the session is ordered, in one line."""
+    if not by_hap:
+        return "Ranked by time (the geometric mean over the performance cases), fastest first."
+    est = " (cost-model estimates)" if session.get("backend", "sim") == "sim" else ""
+    return (f"Ranked by mean HAP over the performance cases against CANN-Bench's {session['chip']} "
+            f"baselines{est}, as the engine ranks them; then by time.")
+
+
+def render_report(record: dict, hap: dict[str, float] | None = None) -> str:
+    """`hap`: `candidate_haps` of the session, to rank as the engine did (else by time)."""
     s = record["session"]
     cands = record["candidates"]
-    board = leaderboard(cands)
-    base, best = baseline_of(cands), best_of(cands)
+    hap = hap or {}
+    board = leaderboard(cands, hap)
+    base, best = baseline_of(cands), best_of(cands, hap)
     base_time = base["time_us"] if base and base["status"] == "passed" else None
     out = [f"# Session `{s['name']}`", ""]
     meta = [("task", s["task"]), ("task path", s["task_path"]), ("chip", s["chip"]),
@@ -116,13 +143,16 @@ def render_report(record: dict) -> str:
 
     out += ["## Leaderboard", ""]
     if board:
-        out += ["| # | id | round | origin | strategy | time (us) | timing | perf cases timed | "
-                "speedup vs baseline | roofline | flags |", "|---:|---|---:|---|---|---:|---|---:|---:|---:|---|"]
+        hap_head, hap_rule = ("HAP | ", "---:|") if hap else ("", "")
+        out += [ranking_note(s, bool(hap)), "",
+                f"| # | id | round | origin | strategy | {hap_head}time (us) | timing | perf cases timed | "
+                "speedup vs baseline | roofline | flags |", f"|---:|---|---:|---|---|{hap_rule}---:|---|---:|---:|---:|---|"]
         for i, c in enumerate(board, 1):
             speedup = base_time / c["time_us"] if base_time and c["time_us"] else None
             flags = " ".join(f for f, on in (("pinned", c["pinned"]), ("vetoed", c["vetoed"])) if on)
+            hap_cell = f"{_num(hap.get(c['id']))} | " if hap else ""
             out.append(f"| {i} | {c['id']} | {c['round']} | {c['origin']} | {_cell(c['strategy'])} | "
-                       f"{c['time_us']:.2f} | {c['timing']} | {timed_text(c)} | {_num(speedup, '{:.2f}x')} | "
+                       f"{hap_cell}{c['time_us']:.2f} | {c['timing']} | {timed_text(c)} | {_num(speedup, '{:.2f}x')} | "
                        f"{_num(c['roofline_fraction'])} | {_cell(flags)} |")
     else:
         out.append("No candidate passed.")
@@ -196,7 +226,8 @@ def export_session(store, name: str, out_dir: str | os.PathLike,
     record = store.session_record(name, with_events=True)
     result = ExportResult(Path(out_dir))
     cands = record["candidates"]
-    best, base = best_of(cands), baseline_of(cands)
+    hap = candidate_haps(record["session"], cands, store.load_session(name).cases)
+    best, base = best_of(cands, hap), baseline_of(cands)
 
     def write(rel: str, text: str) -> None:
         clean = guard.redact(text)
@@ -205,9 +236,9 @@ def export_session(store, name: str, out_dir: str | os.PathLike,
         _write_atomic(path, clean)
         result.files.append(path)
 
-    write("report.md", render_report(record))
+    write("report.md", render_report(record, hap))
     write("session.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    for c in leaderboard(cands):
+    for c in leaderboard(cands, hap):
         write(f"kernels/{_safe_name(c['id'])}.cpp", c["code"])
     if best:
         result.best_id = best["id"]

@@ -13,8 +13,8 @@ from sessions import SecretGuard, SessionStore, default_store_path
 from sessions.replay import replay_lines
 from sessions.synthetic import emit_session
 
-SHOW_KEYS = {"session", "resume", "best", "baseline_id", "leaderboard", "candidates", "rounds", "decisions",
-             "budget", "llm_by_model"}
+SHOW_KEYS = {"session", "resume", "best", "baseline_id", "ranked_by", "leaderboard", "candidates", "rounds",
+             "decisions", "budget", "llm_by_model"}
 
 
 @pytest.fixture
@@ -70,8 +70,9 @@ def test_show_json_golden_structure(store_path, cli):
     assert set(doc["resume"]) == {"last_completed_round", "round_in_progress", "decision_pending",
                                   "next_round", "in_flight", "pins", "vetoes", "steer"}
     assert doc["baseline_id"] == "r1-c1"
-    assert set(doc["best"]) == {"id", "time_us", "timing", "roofline_fraction", "perf_cases_timed",
+    assert set(doc["best"]) == {"id", "hap", "time_us", "timing", "roofline_fraction", "perf_cases_timed",
                                 "speedup_vs_baseline"}
+    assert doc["ranked_by"] == "time" and doc["best"]["hap"] is None     # scaled_tanh has no baselines
     times = [c["time_us"] for c in doc["leaderboard"]]
     assert times == sorted(times) and doc["best"]["id"] == next(c["id"] for c in doc["leaderboard"]
                                                                if not c["vetoed"])

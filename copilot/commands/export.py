@@ -38,7 +38,7 @@ def _session_item(name: str, args):
     from copilot.export import ExportItem
     from copilot.tasks import load_task
     from sessions import SessionStore, default_store_path
-    from sessions.export import best_of
+    from sessions.export import best_of, candidate_haps
 
     store = SessionStore(args.store or default_store_path(), create=False)
     record = store.session_record(name)
@@ -53,9 +53,9 @@ def _session_item(name: str, args):
                            "only passing candidates are exported")
     else:
         # The session's reported best (re-validated, ranked by HAP where the task has baselines),
-        # else the fastest passing candidate (a session that never finished).
+        # else the best passing candidate ranked the same way (a session that never finished).
         cand = next((c for c in cands if c["id"] == s.get("best_id") and c["status"] == "passed"), None) \
-            or best_of(cands)
+            or best_of(cands, candidate_haps(s, cands, store.load_session(name).cases))
         if cand is None:
             raise BadInput(f"session {name} has no passing candidate to export")
     task = load_task(s["task_path"] or s["task"])

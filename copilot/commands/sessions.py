@@ -117,12 +117,13 @@ def _when(at) -> str:
 
 def show_document(store, name: str) -> dict:
     """The `sessions show --json` document (golden structure in tests/test_sessions_cli.py)."""
-    from sessions.export import baseline_of, best_of, leaderboard
+    from sessions.export import baseline_of, best_of, candidate_haps, leaderboard
 
     record = store.session_record(name, summary=True)
     state = store.load_session(name)
     cands = record["candidates"]
-    base, best = baseline_of(cands), best_of(cands)
+    hap = candidate_haps(record["session"], cands, state.cases)
+    base, best = baseline_of(cands), best_of(cands, hap)
     base_time = base["time_us"] if base and base["status"] == "passed" else None
     slim = ("id", "round", "origin", "strategy", "agency_mode", "parent_ids", "status", "time_us",
             "timing", "roofline_fraction", "perf_timed", "pinned", "vetoed", "eval_count")
@@ -139,13 +140,14 @@ def show_document(store, name: str) -> dict:
             "steer": state.steer,
         },
         "best": None if not best else {
-            "id": best["id"], "time_us": best["time_us"], "timing": best["timing"],
+            "id": best["id"], "hap": hap.get(best["id"]), "time_us": best["time_us"], "timing": best["timing"],
             "roofline_fraction": best["roofline_fraction"],
             "perf_cases_timed": {"timed": best["perf_timed"][0], "of": best["perf_timed"][1]}
             if best["perf_timed"] else None,
             "speedup_vs_baseline": base_time / best["time_us"] if base_time else None},
         "baseline_id": base["id"] if base else None,
-        "leaderboard": [{k: c[k] for k in slim} for c in leaderboard(cands)],
+        "ranked_by": "hap" if hap else "time",
+        "leaderboard": [{**{k: c[k] for k in slim}, "hap": hap.get(c["id"])} for c in leaderboard(cands, hap)],
         "candidates": [{k: c[k] for k in slim} for c in cands],
         "rounds": record["rounds"],
         "decisions": record["decisions"],
@@ -158,7 +160,7 @@ def show_document(store, name: str) -> dict:
 
 
 def _show(store, args) -> int:
-    from sessions.export import timed_text
+    from sessions.export import ranking_note, timed_text
 
     doc = show_document(store, args.session)
     if args.json:
@@ -183,12 +185,15 @@ def _show(store, args) -> int:
     if r["pins"] or r["vetoes"] or r["steer"]:
         con.print(f"pinned {', '.join(r['pins']) or '-'}; vetoed {', '.join(r['vetoes']) or '-'}; "
                   f"steer {r['steer']!r}", highlight=False)
-    board = Table(title="leaderboard")
-    for col in ("#", "id", "round", "origin", "strategy", "time (us)", "timing", "perf cases", "roofline", "flags"):
+    by_hap = doc["ranked_by"] == "hap"
+    board = Table(title="leaderboard", caption=ranking_note(s, by_hap))
+    for col in ("#", "id", "round", "origin", "strategy", *(("HAP",) if by_hap else ()), "time (us)", "timing",
+                "perf cases", "roofline", "flags"):
         board.add_column(col)
     for i, c in enumerate(doc["leaderboard"][:15], 1):
         flags = " ".join(f for f in ("pinned", "vetoed") if c[f])
-        board.add_row(str(i), c["id"], str(c["round"]), c["origin"], c["strategy"] or "-",
+        hap_cell = (_opt(c["hap"], "{:.3f}"),) if by_hap else ()
+        board.add_row(str(i), c["id"], str(c["round"]), c["origin"], c["strategy"] or "-", *hap_cell,
                       f"{c['time_us']:.2f}", c["timing"], timed_text(c),
                       "-" if c["roofline_fraction"] is None else f"{c['roofline_fraction']:.2f}", flags)
     con.print(board)
