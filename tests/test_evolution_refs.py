@@ -142,7 +142,7 @@ def test_close_removes_the_spilled_cases_at_once(tmp_path, monkeypatch):
     store = evaluate._RefStore(tmp_path)
     store.get(("t", "big", 0), lambda: _ref(4096))
     spill = store.dir
-    assert spill.name.startswith(f"refs-{os.getpid()}-") and spill.is_dir()
+    assert spill.name.startswith(f"refs-{os.getpid()}-{evaluate._host_key()}-") and spill.is_dir()
     store.close()
     assert not spill.exists() and store.disk == {}
     again = store.get(("t", "big", 0), lambda: _ref(4096))     # computed again, spilled anew
@@ -151,11 +151,12 @@ def test_close_removes_the_spilled_cases_at_once(tmp_path, monkeypatch):
 
 
 def test_spills_of_processes_that_are_gone_are_pruned(tmp_path):
-    gone = _dead_pid()
-    dead = tmp_path / f"refs-{gone}-abc"
-    live = tmp_path / f"refs-{os.getpid()}-def"
+    gone, host = _dead_pid(), evaluate._host_key()
+    dead = tmp_path / f"refs-{gone}-{host}-abc"
+    live = tmp_path / f"refs-{os.getpid()}-{host}-def"
+    elsewhere = tmp_path / f"refs-{gone}-other_host-ghi"        # a cluster's shared cache: not ours to judge
     old_layout, fresh_layout = tmp_path / "refs-k3j4h5g6", tmp_path / "refs-q9w8e7r6"
-    for d in (dead, live, old_layout, fresh_layout):
+    for d in (dead, live, elsewhere, old_layout, fresh_layout):
         d.mkdir()
         (d / "0.pt").write_bytes(b"x")
     day_ago = time.time() - 2 * 86400
@@ -164,7 +165,7 @@ def test_spills_of_processes_that_are_gone_are_pruned(tmp_path):
     candidate.mkdir()
     removed = evaluate.prune_stale_spills(tmp_path)
     assert sorted(removed) == sorted([dead, old_layout])
-    assert live.is_dir() and fresh_layout.is_dir() and candidate.is_dir()
+    assert live.is_dir() and elsewhere.is_dir() and fresh_layout.is_dir() and candidate.is_dir()
 
 
 def _dead_pid() -> int:

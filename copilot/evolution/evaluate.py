@@ -127,8 +127,8 @@ class _RefStore:
             if self.dir is None:
                 self.root.mkdir(parents=True, exist_ok=True)
                 prune_stale_spills(self.root)
-                # the owner's pid in the name: a later process removes it once that pid is gone
-                self.dir = Path(tempfile.mkdtemp(prefix=f"refs-{os.getpid()}-", dir=self.root))
+                # the owner in the name: a later process on this host removes it once that pid is gone
+                self.dir = Path(tempfile.mkdtemp(prefix=f"refs-{os.getpid()}-{_host_key()}-", dir=self.root))
                 self._finalizer = weakref.finalize(self, shutil.rmtree, self.dir, True)
             return self.dir
 
@@ -141,14 +141,24 @@ class _RefStore:
                 self.dir, self.disk = None, {}
 
 
+def _host_key() -> str:
+    import socket
+
+    return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname()) or "host"
+
+
 def prune_stale_spills(root: Path) -> list[Path]:
-    """Remove the spill directories (`refs-<pid>-*`, up to 1 GB a case) of processes that are
-    gone: an evaluator killed, or ended by `os._exit`, before it could remove its own. A directory
-    without an owner pid in its name (an older layout) goes once it is a day old."""
+    """Remove the spill directories (`refs-<pid>-<host>-*`, up to 1 GB a case) of this host's
+    processes that are gone: an evaluator killed, or ended by `os._exit`, before it could remove its
+    own. Another host's (a cache directory shared by a cluster's hosts) are left alone; a directory
+    without an owner in its name (an older layout) goes once it is a day old."""
     removed = []
     for d in root.glob("refs-*"):
-        owner = d.name.split("-")[1]
-        if owner.isdigit():
+        parts = d.name.split("-")
+        owner = parts[1]
+        if owner.isdigit() and len(parts) > 3:
+            if parts[2] != _host_key():
+                continue
             try:
                 os.kill(int(owner), 0)
                 continue                    # alive (or a pid of someone else's: kept, to be safe)
