@@ -281,11 +281,23 @@ def _shape(s) -> str:
 
 
 def contract(task: Task) -> str:
-    args = ", ".join(f"GM_ADDR {t.name}" for t in task.inputs + task.outputs)
+    from copilot.oracle.dynamic import SHAPE_ARG, SHAPE_WORDS, data_dependent
+
+    dynamic = data_dependent(task)
+    args = ", ".join(f"GM_ADDR {t.name}" for t in task.inputs + task.outputs) + (f", GM_ADDR {SHAPE_ARG}"
+                                                                                 if dynamic else "")
     macros = ", ".join(f"DTYPE_{t.name.upper()}" for t in task.inputs + task.outputs)
     names = ", ".join(t.name for t in task.inputs + task.outputs)
     op_type = "".join(p[:1].upper() + p[1:] for p in f"{task.name}_custom".split("_") if p)
     text = OUTPUT_CONTRACT.format(op=task.name, args=args, macros=macros, op_type=op_type, names=names)
+    if dynamic:
+        text += (f"\nOutput(s) {', '.join(dynamic)}: the length depends on the data (CANN's "
+                 "OutputShapeDependOnCompute). Its GM buffer is allocated at an upper bound (each such dim at the "
+                 "case's largest input element count; GetOutputShape(i) gives that bound, never the answer): write the "
+                 f"valid elements first, contiguous, and write the shape you produced into {SHAPE_ARG} as uint64 words, "
+                 f"{SHAPE_WORDS} per such output in proto order: the rank (bit 31 may be set), then each dim "
+                 "(a DataCopyPad of the words from UB). The judge compares that shape with the golden's, then the "
+                 "elements it covers.")
     optional = [t.name for t in task.inputs if t.optional]
     lists = [t.name for t in task.inputs if t.is_list]
     if optional:
@@ -305,7 +317,8 @@ def contract(task: Task) -> str:
                  "with GetSize() and GetData(); i is the attr's index in proto order. Copy the values you need "
                  "into the tiling data.")
     text += ("\nTilingFunc may read each output's shape (context->GetOutputShape(i)->GetStorageShape(), "
-             "i counting the outputs from 0): it is the shape of the golden's output for the case.")
+             "i counting the outputs from 0): it is the shape of the golden's output for the case"
+             + (f" (for {', '.join(dynamic)}: its bound, above)." if dynamic else "."))
     if lists:
         text += (f"\nTensor list input(s) {', '.join(lists)}: one GM_ADDR whose buffer holds the list's tensors in "
                  "order, each flattened, back to back; TilingFunc sees their concatenation as one 1-D input, so "

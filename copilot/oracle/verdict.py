@@ -170,6 +170,9 @@ def run_verdict(task: Task, ref: Reference, run, inputs: list | None = None, cas
         ids = ", ".join(dict.fromkeys(d.id for d in errors))
         return CaseVerdict(False, "run", math.nan, math.nan, fatal.id, {},
                            f"run error ({ids}): {fatal.message}", None)
+    lengths = _written_shapes(ref, getattr(run, "extra", None) or {})
+    if lengths is not None:
+        return lengths
     verdict = judge_case(task, ref, run.outputs, inputs=inputs, case=case, scans=scans)
     if errors:
         ids = ", ".join(dict.fromkeys(d.id for d in errors))
@@ -177,3 +180,17 @@ def run_verdict(task: Task, ref: Reference, run, inputs: list | None = None, cas
         verdict.message = f"rule/run errors ({ids}); values: {verdict.message}"
         verdict.failure_class = verdict.failure_class or "rule_error"
     return verdict
+
+
+def _written_shapes(ref: Reference, extra: dict) -> CaseVerdict | None:
+    """A data-dependent output whose shape words are missing or wrong fails before its values are
+    compared, naming the length the kernel wrote and the golden's (`copilot.oracle.dynamic`)."""
+    for spec in ref.outputs:
+        dims, why = (extra.get("out_shapes") or {}).get(spec.name, (None, ""))
+        if why:
+            return CaseVerdict(False, "run", math.nan, math.nan, "shape_mismatch", {}, why, None)
+        if dims is not None and tuple(dims) != tuple(spec.shape):
+            return CaseVerdict(False, "run", math.nan, math.nan, "shape_mismatch", {},
+                               f"{spec.name}: the kernel wrote shape {list(dims)} into out_shape, the golden's is "
+                               f"{list(spec.shape)}", None)
+    return None

@@ -711,7 +711,11 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
         if not path.exists():
             path.write_text(text)
 
-    n_io = len(task.inputs) + len(task.outputs)
+    from copilot.oracle.dynamic import SHAPE_ARG, data_dependent
+
+    # an output whose length depends on the data adds the GM_ADDR its shape is written to
+    shape_arg = [SHAPE_ARG] if data_dependent(task) else []
+    n_io = len(task.inputs) + len(task.outputs) + len(shape_arg)
     entry = find_entry(text)
     pre: list[Diagnostic] = []
     if entry is None:
@@ -721,12 +725,15 @@ def build(source, task, dtypes: list[str], chip="910B2", *, source_policy: bool 
                               "and tiling", 0, "declare the entry as in the candidate contract",
                               api="kernel entry"))
     elif entry.num_args != n_io + 2:
-        names = ", ".join([t.name for t in task.inputs] + [t.name for t in task.outputs] + ["workspace", "tiling"])
+        names = ", ".join([t.name for t in task.inputs] + [t.name for t in task.outputs] + shape_arg
+                          + ["workspace", "tiling"])
         pre.append(Diagnostic("L4.API_SIGNATURE", "error",
                               f"kernel entry '{entry.name}' takes {entry.num_args} arguments; task "
                               f"{task.name} needs {n_io + 2}: GM_ADDR {names}",
-                              entry.line, "inputs then outputs in proto order, then GM_ADDR workspace, "
-                              "GM_ADDR tiling", api="kernel entry"))
+                              entry.line, "inputs then outputs in proto order, "
+                              + (f"then GM_ADDR {SHAPE_ARG} (the shapes of the outputs whose length depends "
+                                 "on the data), " if shape_arg else "")
+                              + "then GM_ADDR workspace, GM_ADDR tiling", api="kernel entry"))
     if not re.search(r"\bTilingFunc\s*\(", code):
         pre.append(Diagnostic("CPP.COMPILE", "error",
                               "no host tiling function: expected static ge::graphStatus "

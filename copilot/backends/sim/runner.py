@@ -29,6 +29,7 @@ from copilot.chips import ChipProfile, load_chip
 from copilot.diagnostics import Diagnostic
 from copilot.dtypes import dtype as lookup_dtype
 from copilot.errors import BadInput
+from copilot.oracle.dynamic import SHAPE_ARG, SHAPE_WORDS, data_dependent, kernel_shape, read_shapes, written_part
 from copilot.sandbox import (Limits, UnsafeFile, make_run_dir, prepare_workdir, run_sandboxed,
                              run_uid, sandbox_capabilities)
 
@@ -590,7 +591,11 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
     elif outputs is None:
         from copilot.oracle import reference
         outputs = reference(task, case, inputs).outputs
-    outputs = [OutputSpec(o.name, tuple(o.shape), str(o.dtype)) for o in outputs]
+    # An output whose length depends on the data is allocated at its bound, never at the golden's
+    # length; the kernel writes the shape it produced into the out_shape argument.
+    dynamic = data_dependent(task)
+    outputs = [OutputSpec(o.name, kernel_shape(tuple(o.shape), dynamic[o.name], case) if o.name in dynamic
+                          else tuple(o.shape), str(o.dtype)) for o in outputs]
     block_cpu = block_cpu_seconds or max(1, int(min(limits.wall_seconds, 30)))
     jobs = jobs or max(1, min(2, os.cpu_count() or 1))
 
@@ -598,7 +603,7 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
     try:
         with run_uid() as uid:
             return _run_in(workdir, uid, build, task, case, inputs, outputs, chip, limits, block_cpu, jobs,
-                           sample_blocks, count_only, timing)
+                           sample_blocks, count_only, timing, list(dynamic))
     finally:
         if os.environ.get("CANNPILOT_KEEP_RUN"):
             pass
@@ -614,9 +619,10 @@ def _gm_bytes_out(cost_line: str) -> float:
 
 
 def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, chip, limits, block_cpu: int,
-            jobs: int, sample_blocks: bool, count_only: bool, timing: bool) -> Run:
+            jobs: int, sample_blocks: bool, count_only: bool, timing: bool, dynamic: list[str]) -> Run:
     result_fd = diag_fd = -1
     gms: list[_Gm] = []                 # inputs' then outputs' GM, inherited by the launcher
+    shape_gm = None                     # the out_shape words of a task with data-dependent outputs
     try:
         from copilot.costmodel import cost_params
 
@@ -668,6 +674,16 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
             gm_bytes += nbytes
             lines.append(f"output {spec.name} {GE_CODES[dt.ge]} {len(spec.shape)} "
                          f"{' '.join(map(str, spec.shape))} {name} {pad} {nbytes}")
+        shape_spec = OutputSpec(SHAPE_ARG, (SHAPE_WORDS * len(dynamic),), "int64") if dynamic else None
+        if shape_spec is not None:     # after the outputs, before workspace: poisoned like them
+            nbytes = _output_nbytes(shape_spec)
+            if count_only:
+                shape_pad, name = _pad_for(nbytes), "-"
+            else:
+                shape_gm, shape_pad = _gm_buffer(None, nbytes, output=True)
+                name = f"fd:{shape_gm.fd}"
+            gm_bytes += nbytes
+            lines.append(f"output {SHAPE_ARG} {GE_CODES['DT_INT64']} 1 {shape_spec.shape[0]} {name} {shape_pad} {nbytes}")
         values = getattr(case, "attrs", {}) or {}
         for a in getattr(task, "attrs", []):
             v = values.get(a.name, a.default)
@@ -696,7 +712,8 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
                      memory_bytes=limits.memory_bytes + 3 * gm_bytes)
         t0 = time.perf_counter()
         res = run_sandboxed(["./harness", "case.txt"], workdir, lim, uid=uid,
-                            pass_fds=(result_fd, diag_fd, *(gm.fd for gm in gms)))
+                            pass_fds=(result_fd, diag_fd, *(gm.fd for gm in gms),
+                                      *([shape_gm.fd] if shape_gm else [])))
         wall = time.perf_counter() - t0
         integrity: list[Diagnostic] = []
 
@@ -738,7 +755,7 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         # APIs moved at least every output byte that cannot be, and the count is skipped.
         audit = timing and not count_only and result["end"] == "ok"
         count_written = audit and sum(_output_nbytes(s) for s in outputs) > api_bytes
-        outs, written = [], 0
+        outs, written, shapes = [], 0, {}
         if not count_only:
             try:
                 out_gms = dict(zip((s.name for s in slots if not isinstance(s, str)),
@@ -748,6 +765,13 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
                     t, w = _read_tensor(gm, pad, spec, count_written)
                     outs.append(t)
                     written += w
+                if shape_gm is not None:
+                    words, w = _read_tensor(shape_gm, shape_pad, shape_spec, count_written)
+                    written += w
+                    shapes = read_shapes(words.numpy(), dynamic, {s.name: s.shape for s in outputs})
+                    # what the judge sees: the part of each buffer the kernel says it wrote
+                    outs = [written_part(t, shapes[s.name][0]) if shapes.get(s.name, (None,))[0] is not None
+                            else t for s, t in zip(outputs, outs)]
             except UnsafeFile as e:
                 outs = []
                 untrusted("an output GM buffer", e)
@@ -769,9 +793,10 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
                    if estimate else None,
                    bottleneck=estimate.bottleneck if estimate else None,
                    extra={"seccomp": result["filter"], "workdir_kept": bool(os.environ.get("CANNPILOT_KEEP_RUN")),
+                          "out_shapes": shapes,
                           "stderr": res.stderr[-2000:], "estimate": estimate})
     finally:
         for fd in (result_fd, diag_fd):
             if fd >= 0:
                 os.close(fd)
-        _gm_pool.give_back(gms)
+        _gm_pool.give_back(gms + ([shape_gm] if shape_gm is not None else []))
