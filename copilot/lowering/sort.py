@@ -79,8 +79,10 @@ def plan_topk(task):
     except Unsupported as exc:
         if "_unique2" in str(exc) or "unique_dim" in str(exc):
             raise Unsupported(f"{task.name}: aten._unique2 (torch.unique): the output's length is the number of "
-                              "distinct values, known only after the data is sorted; the selection pattern "
-                              "has fixed output shapes") from None
+                              "distinct values, known only after the data is sorted; the selection pattern selects "
+                              "along one axis with outputs of fixed length, and all of x sorted across cores (a "
+                              "GM-level merge sort), an adjacent-difference compaction and the length written to "
+                              "out_shape are not lowered") from None
         return None
     if first is None:
         return None
