@@ -174,3 +174,25 @@ def test_public_data_dependent_outputs(name, expected):
     if not (d / "proto.yaml").is_file():
         pytest.skip(f"CANN-Bench {name} not found at {d}")
     assert data_dependent(load_task(str(d))) == expected
+
+
+def test_count_only_shapes_need_no_golden_and_the_roofline_counts_no_bound(tmp_path, monkeypatch):
+    """A performance case's buffers are the bound, known from the trace: no golden run (a case over
+    the oracle budget is timed), and the roofline does not charge the bound as written bytes."""
+    import copilot.oracle
+    from copilot.costmodel.estimate import bytes_moved, output_shapes
+
+    task = load_task(_task(tmp_path))
+    data_dependent(task)                                   # classified once, before the golden is barred
+    monkeypatch.setattr(copilot.oracle, "reference", lambda *a, **k: pytest.fail("the golden ran"))
+    outs = output_shapes(task, task.case("2"))
+    assert [(o.name, o.shape, o.dtype, o.bound_dims) for o in outs] == [("y", (1024,), "float32", (0,))]
+    assert bytes_moved(task.case("2"), outs) == 1024 * 4 + 4
+
+
+def test_the_exporter_refuses_a_data_dependent_output_by_name(tmp_path):
+    from copilot.errors import Unsupported
+    from copilot.export.opspec import learn_output_rules
+
+    with pytest.raises(Unsupported, match="output\\(s\\) y have a data-dependent length"):
+        learn_output_rules(load_task(_task(tmp_path)))

@@ -106,7 +106,12 @@ def callable_name(task) -> str:
 def learn_output_rules(task) -> list[OutputRule]:
     """One allocation rule per output that holds on every case of the task."""
     from copilot.costmodel.estimate import output_shapes
+    from copilot.oracle.dynamic import SHAPE_ARG, data_dependent
 
+    if dynamic := data_dependent(task):
+        raise Unsupported(f"{task.name}: output(s) {', '.join(dynamic)} have a data-dependent length (the wrapper "
+                          f"would allocate the bound, read the kernel's {SHAPE_ARG} and return that prefix); "
+                          "the exporter does not write such an allocation")
     per_case = [(c, output_shapes(task, c)) for c in task.cases]
     rules = []
     int_attrs = [a.name for a in task.attrs if a.type == "int"]

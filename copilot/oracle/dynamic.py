@@ -75,7 +75,32 @@ def _detect(task: Task, case: Case) -> dict[str, tuple[int, ...]]:
     return {n: p for n, p in found.items() if p}
 
 
+def bound_outputs(task: Task, case: Case) -> list | None:
+    """The outputs (name, shape, dtype) as the kernel's buffers are allocated, without running the
+    golden: from the fake-tensor trace, each data-dependent dim at the bound (`bound_dims` names
+    them). None for a task without such outputs or a golden that cannot be traced (nms)."""
+    from copilot.costmodel.estimate import OutputShape
+    from copilot.dtypes import from_torch
+
+    if not data_dependent(task):
+        return None
+    try:
+        outs = _fake_outputs(task, case)
+    except Exception:
+        return None
+    names = [o.name for o in task.outputs]
+    return [OutputShape(names[i] if i < len(names) else f"out{i}",
+                        tuple(d if isinstance(d, int) else bound(case) for d in t.shape),
+                        from_torch(t.dtype).name,
+                        tuple(j for j, d in enumerate(t.shape) if not isinstance(d, int)))
+            for i, t in enumerate(outs)]
+
+
 def _fake_shapes(task: Task, case: Case) -> list[tuple]:
+    return [tuple(t.shape) for t in _fake_outputs(task, case)]
+
+
+def _fake_outputs(task: Task, case: Case) -> list:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
@@ -89,8 +114,7 @@ def _fake_shapes(task: Task, case: Case) -> list[tuple]:
         inputs = [[fake(e) for e in x] if isinstance(x, list) else fake(x) for x in meta_inputs(task, case)]
         args, kwargs = golden_arguments(task, case, inputs)
         out = task.golden(*args, **kwargs)
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    return [tuple(t.shape) for t in outs]
+    return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
 def bound(case: Case) -> int:
