@@ -196,3 +196,33 @@ def test_the_exporter_refuses_a_data_dependent_output_by_name(tmp_path):
 
     with pytest.raises(Unsupported, match="output\\(s\\) y have a data-dependent length"):
         learn_output_rules(load_task(_task(tmp_path)))
+
+
+_OPDEF = r'''
+namespace ops {
+class PosSelect : public OpDef {
+public:
+    explicit PosSelect(const char* name) : OpDef(name)
+    {
+        this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND});
+        this->Output("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT}).Format({ge::FORMAT_ND})MARK;
+        this->AICore().SetTiling(optiling::TilingFunc);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(PosSelect);
+}  // namespace ops
+'''
+
+
+@pytest.mark.parametrize("mark, ok", [(".OutputShapeDependOnCompute()", True), ("", False)])
+def test_the_registration_marks_a_data_dependent_output(tmp_path, mark, ok):
+    from copilot.backends.sim import build
+
+    task = load_task(_task(tmp_path))
+    src = "#define LENGTH m\n#define WRITE_SHAPE 1\n" + _KERNEL + _OPDEF.replace("MARK", mark)
+    b = build(src, task, ["float32", "float32"])
+    opdef = [d for d in b.diagnostics if d.id == "L4.OPDEF_MISMATCH" and d.is_error]
+    assert b.ok is ok and bool(opdef) is not ok, b.diagnostics
+    if not ok:
+        assert "output 'y' of task pos_select has a data-dependent length" in opdef[0].message

@@ -292,7 +292,8 @@ def contract(task: Task) -> str:
     text = OUTPUT_CONTRACT.format(op=task.name, args=args, macros=macros, op_type=op_type, names=names)
     if dynamic:
         text += (f"\nOutput(s) {', '.join(dynamic)}: the length depends on the data (CANN's "
-                 "OutputShapeDependOnCompute). Its GM buffer is allocated at an upper bound (each such dim at the "
+                 "OutputShapeDependOnCompute: mark its Output(...) in the OpDef with "
+                 ".OutputShapeDependOnCompute()). Its GM buffer is allocated at an upper bound (each such dim at the "
                  "case's largest input element count; GetOutputShape(i) gives that bound, never the answer): write the "
                  f"valid elements first, contiguous, and write the shape you produced into {SHAPE_ARG} as uint64 words, "
                  f"{SHAPE_WORDS} per such output in proto order: the rank (bit 31 may be set), then each dim "

@@ -27,6 +27,7 @@ class OpDefInfo:
     outputs: list[str] = field(default_factory=list)
     attrs: list[str] = field(default_factory=list)
     socs: list[str] = field(default_factory=list)
+    shape_on_compute: list[str] = field(default_factory=list)   # outputs marked OutputShapeDependOnCompute()
     set_tiling: bool = False
     added: str = ""               # the OP_ADD argument
 
@@ -51,6 +52,11 @@ def read_opdef(source: str, units: Units) -> OpDefInfo | None:
 
         info.inputs, info.outputs, info.attrs = names("Input"), names("Output"), names("Attr")
         info.socs = names("AddConfig")
+        for m in re.finditer(r"\bOutput\s*\(\s*\"", block):     # the mark anywhere in its statement
+            q = start + m.end()
+            statement = block[m.end():block.find(";", m.end()) % (len(block) + 1)]
+            if re.search(r"\bOutputShapeDependOnCompute\s*\(", statement):
+                info.shape_on_compute.append(source[q:source.find('"', q)])
         info.set_tiling = bool(re.search(r"\bSetTiling\s*\(", block))
         add = re.search(r"\bOP_ADD\s*\(\s*(\w+)", block)
         info.added = add.group(1) if add else ""
@@ -89,6 +95,12 @@ def check_opdef(source: str, units: Units, task, op_type: str) -> list[Diagnosti
             bad(f"the OpDef declares {kind} '{extra[0]}', which task {task.name} does not have")
         if not missing and not extra and declared != proto:
             bad(f"the OpDef's {kind}s are in the order {', '.join(declared)}; the proto's is {', '.join(proto)}")
+    from copilot.oracle.dynamic import SHAPE_ARG, data_dependent
+
+    for name in data_dependent(task):
+        if name in info.outputs and name not in info.shape_on_compute:
+            bad(f"output '{name}' of task {task.name} has a data-dependent length: mark it "
+                f".OutputShapeDependOnCompute() (CANN then passes the {SHAPE_ARG} GM_ADDR after the outputs)")
     proto_attrs = [a.name for a in getattr(task, "attrs", [])]
     missing = [n for n in proto_attrs if n not in info.attrs]
     extra = [n for n in info.attrs if n not in proto_attrs]
