@@ -216,6 +216,22 @@ def call_golden(task, tensors: list, attrs: dict):
     return task.golden(*tensors, **kw)
 
 
+def call_golden_roles(task, roles: dict, tensors: dict, attrs: dict):
+    """The golden on probe tensors given by role (`roles`: role -> input position; a role missing
+    from `tensors` is an absent optional input), or None when the golden refuses them. The
+    pattern modules recognised by what the golden computes (rowcombine.py, swiglu.py) run it so."""
+    import torch
+
+    ordered = [None] * len(task.inputs)
+    for role, pos in roles.items():
+        ordered[pos] = tensors.get(role)
+    try:
+        with torch.no_grad():
+            return call_golden(task, ordered, attrs)
+    except Exception:      # the golden refuses these roles' shapes or this pattern of inputs
+        return None
+
+
 def trace(task, case, attrs: dict | None = None, record: list | None = None,
           branches: list | None = None):
     """Trace the golden on fake inputs shaped like `case`, attrs bound; returns a GraphModule.

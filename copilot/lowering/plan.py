@@ -89,6 +89,11 @@ def build_plan(task) -> Plan:
     combined = plan_row_combine(task)  # rows gathered by an index, weighted and summed: its own kernel
     if combined is not None:
         return combined
+    from copilot.lowering.swiglu import plan_swiglu_quant
+
+    swiglued = plan_swiglu_quant(task)  # dequant + SwiGLU + per-token int8 quant: its own kernel
+    if swiglued is not None:
+        return swiglued
     from copilot.lowering.rowmove import plan_row_move
 
     moved_rows = plan_row_move(task)  # blocks of rows regrouped by a count table: its own kernel
