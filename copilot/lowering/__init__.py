@@ -45,7 +45,7 @@ def plan_task(task):
     """The lowering plan of a task (cached per task path and golden)."""
     from copilot.lowering.plan import build_plan
 
-    key = (str(getattr(task, "path", task)), getattr(task, "name", ""), len(task.cases))
+    key = (str(getattr(task, "path", task)), getattr(task, "name", ""), tuple(c.id for c in task.cases))
     if key not in _PLAN_CACHE:
         _PLAN_CACHE[key] = build_plan(task)
     return _PLAN_CACHE[key]

@@ -36,6 +36,8 @@ EXPR_OPS: dict[str, tuple[Any, str]] = {
 
 
 def eval_expr(expr: tuple, attrs: dict) -> float:
+    if expr[0] == "present":
+        raise ValueError("an input's presence is known in the tiling function only")
     if expr[0] == "attr":
         return float(attrs[expr[1]])
     if expr[0] == "const":
@@ -45,6 +47,8 @@ def eval_expr(expr: tuple, attrs: dict) -> float:
 
 def cpp_expr(expr: tuple, attr_ref) -> str:
     """C++ (double) source of `expr`; `attr_ref(name)` spells an attr read."""
+    if expr[0] == "present":      # ("present", input index): 1 when the case gives that optional input
+        return f"(context->GetOptionalInputShape({int(expr[1])}) != nullptr ? 1.0 : 0.0)"
     if expr[0] == "attr":
         return attr_ref(expr[1])
     if expr[0] == "const":
@@ -55,7 +59,7 @@ def cpp_expr(expr: tuple, attr_ref) -> str:
 def expr_attrs(expr: tuple) -> set[str]:
     if expr[0] == "attr":
         return {expr[1]}
-    if expr[0] == "const":
+    if expr[0] in ("const", "present"):
         return set()
     return set().union(*(expr_attrs(a) for a in expr[1:]))
 
@@ -161,6 +165,7 @@ class Traced:
     signature: tuple              # structure without constants: decides the variant
     attrs: dict[str, Any]
     branches: list = field(default_factory=list)   # comparisons of attr values the trace made
+    present: tuple = ()           # input positions the case gives (absent optional inputs left out)
 
 
 @dataclass
@@ -185,18 +190,25 @@ def _torch_dtype(name: str):
             "int64": torch.int64, "float64": torch.float64}.get(name, torch.float32)
 
 
+def present_inputs(case) -> list[int]:
+    """The input positions a case gives (an absent optional input is None in its shapes)."""
+    return [i for i, s in enumerate(case.shapes) if s is not None]
+
+
 def _sample_inputs(case, float_dtype=None):
-    """Fake tensors of the case's shapes (no storage: a 64M-element case costs what a small one
-    does); float inputs traced in float32 (compute dtype)."""
+    """Fake tensors of the shapes of the case's present inputs (no storage: a 64M-element case
+    costs what a small one does); float inputs traced in float32 (compute dtype). The golden gets
+    None for an absent optional input (`trace`)."""
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     out = []
     mode = FakeTensorMode()
-    for shape, dt in zip(case.shapes, case.dtypes):
-        if shape is None or any(isinstance(d, (list, tuple)) for d in shape):
-            raise Unsupported(f"case {case.id}: an input is a tensor list or absent (optional); the "
-                              "lowering traces one tensor per input")
+    for i in present_inputs(case):
+        shape, dt = case.shapes[i], case.dtypes[i]
+        if any(isinstance(d, (list, tuple)) for d in shape):
+            raise Unsupported(f"case {case.id}: an input is a tensor list; the lowering traces one "
+                              "tensor per input")
         tdt = _torch_dtype(dt)
         if tdt.is_floating_point:
             tdt = float_dtype or torch.float32
@@ -255,10 +267,15 @@ def trace(task, case, attrs: dict | None = None, record: list | None = None,
 
     by_name = getattr(task, "kind", "cann") == "cann" and golden_takes_inputs_by_name(task)
 
+    present = present_inputs(case)
+
     def fn(*xs):
+        full = [None] * len(case.shapes)       # absent optional inputs stay None
+        for i, x in zip(present, xs):
+            full[i] = x
         if by_name:      # as the harness calls it (scatter takes `dim` between two inputs)
-            return task.golden(**kw, **{s.name: x for s, x in zip(task.inputs, xs)})
-        return task.golden(*xs, **kw)
+            return task.golden(**kw, **{s.name: x for s, x in zip(task.inputs, full)})
+        return task.golden(*full, **kw)
 
     try:
         sample = _sample_inputs(case)
@@ -387,17 +404,32 @@ def capture(task) -> Capture:
     for case in task.cases:
         branches: list = []
         gm = trace(task, case, record=[], branches=branches)
-        traces.append(Traced(gm, signature(gm), dict(case.attrs), branches))
+        traces.append(Traced(gm, signature(gm), dict(case.attrs), branches, tuple(present_inputs(case))))
     cap = Capture(task, traces)
     by_sig: dict[tuple, list[int]] = {}
-    for i, t in enumerate(traces):
-        by_sig.setdefault(t.signature, []).append(i)
+    for i, t in enumerate(traces):       # the pattern of absent inputs is structure too
+        by_sig.setdefault((t.signature, t.present), []).append(i)
     cap.variants = list(by_sig.values())
+    varying = _varying_presence(task, traces)
     for members in cap.variants:
         cap.guards.append(_guards(task, cap, members))
-        cap.conditions.append(_conditions(cap, members))
+        cap.conditions.append(_conditions(cap, members) + _presence_conditions(cap, members, varying))
         cap.attr_consts.append(_attr_constants(task, cap, members))
     return cap
+
+
+def _varying_presence(task, traces) -> list[int]:
+    """Optional inputs some cases give and others leave out."""
+    return [i for i in range(len(task.inputs)) if len({i in t.present for t in traces}) > 1]
+
+
+def _presence_conditions(cap: Capture, members: list[int], varying: list[int]) -> list[tuple]:
+    """A variant's pattern of absent inputs as conditions the tiling function tests (presence
+    read from `GetOptionalInputShape`), one per optional input whose presence varies."""
+    if len(cap.variants) == 1:
+        return []
+    present = cap.traces[members[0]].present
+    return [("eq", ("present", i), ("const", 1.0), i in present) for i in varying]
 
 
 def _guards(task, cap: Capture, members: list[int]) -> dict[str, Any]:

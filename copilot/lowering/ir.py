@@ -257,9 +257,10 @@ class _Builder:
     # -- the walk -------------------------------------------------------------------------------
     def run(self) -> Program:
         ph = 0
+        present = [i for i, s in enumerate(self.case.shapes) if s is not None]   # absent inputs: no placeholder
         for n in self.gm.graph.nodes:
             if n.op == "placeholder":
-                nid = self.load(ph)
+                nid = self.load(present[ph])
                 self.env[n] = nid
                 self.origin[n] = _shape(n)
                 ph += 1

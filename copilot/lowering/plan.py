@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from copilot.errors import Unsupported
 from copilot.lowering.capture import Capture, capture
-from copilot.lowering.ir import Program, normalise
+from copilot.lowering.ir import Load, Program, normalise
 from copilot.lowering import wideint
 
 ONE_BYTE = {"bool", "uint8", "int8"}
@@ -177,6 +177,7 @@ def _plan_captured(task, cap: Capture) -> Plan:
                 raise Unsupported(f"{task.name}: case {task.cases[i].id} lowers to a different program "
                                   f"than case {task.cases[members[0]].id}")
     _merge_variants(task, cap, per_case)
+    _union_loads(task, per_case)
     programs = [per_case[m[0]] for m in cap.variants]
     load_keys = [tuple((l.input, l.chunks, l.chunk, l.lanes) for l in p.loads) for p in programs]
     if len(set(load_keys)) != 1:
@@ -209,6 +210,27 @@ def _plan_captured(task, cap: Capture) -> Plan:
     return plan
 
 
+def _union_loads(task, per_case: list[Program]) -> None:
+    """Cases that leave out optional inputs read fewer inputs: every program gets the loads of all
+    (each variant's nodes read only its own), so one kernel serves every pattern of absent inputs.
+    Programs whose loads differ otherwise are left as they are."""
+    if all(c.shapes[i] is not None for c in task.cases for i in range(len(task.inputs))):
+        return
+    keys = list(dict.fromkeys((l.input, l.chunks, l.chunk, l.lanes) for p in per_case for l in p.loads))
+    for c, p in zip(task.cases, per_case):
+        have = [(l.input, l.chunks, l.chunk, l.lanes) for l in p.loads]
+        if any(c.shapes[k[0]] is not None for k in keys if k not in have):
+            return                     # a present input some variants read and this one does not
+    for p in per_case:
+        have = {(l.input, l.chunks, l.chunk, l.lanes): j for j, l in enumerate(p.loads)}
+        loads = [p.loads[have[k]] if k in have else Load(k[0], k[1], k[2], lanes=k[3]) for k in keys]
+        where = {j: keys.index(k) for k, j in have.items()}
+        for n in p.nodes:
+            if n.op == "load" and n.params["load"] >= 0:
+                n.params = {**n.params, "load": where[n.params["load"]]}
+        p.loads = loads
+
+
 def _refused_variants(task, cap: Capture) -> list:
     """Variants whose program is outside the patterns while another lowers, each as (case indices,
     guards, conditions, reason); only when their attrs tell them apart from every served case."""
@@ -228,7 +250,8 @@ def _refused_variants(task, cap: Capture) -> list:
 
 
 def _integer_case(case) -> bool:
-    return bool(case.dtypes) and all(d in INTEGERS for d in case.dtypes)
+    given = [d for d in case.dtypes if d is not None]      # absent optional inputs have no dtype
+    return bool(given) and all(d in INTEGERS for d in given)
 
 
 def _calc_type(task, programs):
@@ -345,7 +368,7 @@ def _axis_rule(task, progs: list[Program]):
 def _main_input(task, progs, axis_rule):
     """The input whose shape is the iteration space (reductions), else None (broadcast of all)."""
     for i in range(len(task.inputs)):
-        if all(tuple(c.shapes[i]) == tuple(p.main_shape) for c, p in zip(task.cases, progs)):
+        if all(c.shapes[i] is not None and tuple(c.shapes[i]) == tuple(p.main_shape) for c, p in zip(task.cases, progs)):
             return i
     if axis_rule is not None:
         raise Unsupported(f"{task.name}: no input has the shape of the reduced tensor")
@@ -356,14 +379,16 @@ def _load_rules(task, progs, axis_rule) -> list[LoadRule]:
     rules = []
     for li, ld in enumerate(progs[0].loads):
         gaps = []
-        for c, p in zip(task.cases, progs):
+        # a case that leaves the optional input out does not read it
+        reading = [(c, p) for c, p in zip(task.cases, progs) if c.shapes[ld.input] is not None]
+        for c, p in reading:
             g = p.loads[li].gap or 0
             gaps.append((len(p.main_shape), len(c.shapes[ld.input]), g))
         if any(isinstance(g, tuple) for _, _, g in gaps):
             places = {g for _, _, g in gaps if isinstance(g, tuple)}
             # a case whose unit dims let plain broadcasting place the input too must fit the places
             if len(places) != 1 or not all(isinstance(g, tuple) or _fits_places(c, p, ld, next(iter(places)))
-                                           for c, p, (_, _, g) in zip(task.cases, progs, gaps)):
+                                           for (c, p), (_, _, g) in zip(reading, gaps)):
                 raise Unsupported(f"{task.name}: input {task.inputs[ld.input].name} broadcasts along "
                                   "different axes in different cases")
             align = ("dims", next(iter(places)))
@@ -401,7 +426,7 @@ def _chunk_axis(task, progs, li) -> tuple:
         if spec.type == "int" and all(
                 c.attrs.get(spec.name) is not None and
                 c.attrs[spec.name] % len(c.shapes[inp]) == a % len(c.shapes[inp])
-                for c, a in zip(task.cases, axes)):
+                for c, a in zip(task.cases, axes) if c.shapes[inp] is not None):
             return ("attr", spec.name)
     raise Unsupported(f"{task.name}: input {task.inputs[inp].name} is split along axes that follow no "
                       "rule (the last axis, or one given by an int attr)")
@@ -460,15 +485,16 @@ def _case_main_shape(plan, case):
     if plan.main_input is not None:
         return tuple(case.shapes[plan.main_input])
     shapes = []
-    for lr in plan.loads:
+    loads = [lr for lr in plan.loads if case.shapes[lr.input] is not None]   # absent inputs are not read
+    for lr in loads:
         s = list(case.shapes[lr.input])
         if lr.chunks > 1:
             s[_chunk_dim(lr, case)] //= lr.chunks
         shapes.append(s)
     rank = max(max(lr.align[1]) if lr.align[0] == "dims" else
-               len(s) + (lr.align[1] if lr.align[0] == "gap" else 0) for s, lr in zip(shapes, plan.loads))
+               len(s) + (lr.align[1] if lr.align[0] == "gap" else 0) for s, lr in zip(shapes, loads))
     out = [1] * rank
-    for s, lr in zip(shapes, plan.loads):
+    for s, lr in zip(shapes, loads):
         for i, j in _placed(lr, len(s), rank).items():
             if s[i] != 1:
                 out[j] = s[i] * (2 if lr.lanes == ("rep", 2) and i == len(s) - 1 else 1)
@@ -493,15 +519,16 @@ def _check_cases(plan: Plan, progs):
                                    "computes integers on int32 lanes")
             continue
         lay = layout(plan, c)
+        read = [lr for lr in plan.loads if c.shapes[lr.input] is not None]
         if lay["mode"] == "columns":
-            for lr in plan.loads:
+            for lr in read:
                 if tuple(c.shapes[lr.input]) != tuple(_case_main_shape(plan, c)):
                     plan.unserved[c.id] = (f"reduction over axis {lay['axis']} (not the last) with a "
                                            f"broadcast input {task.inputs[lr.input].name}")
         if lay["mode"] == "rows" and plan.axis_rule is not None and plan.axis_rule[0] != "group":
             a = lay.get("axis", len(_case_main_shape(plan, c)) - 1)
             main = _case_main_shape(plan, c)
-            for lr in plan.loads:
+            for lr in read:
                 s = list(c.shapes[lr.input])
                 # dims of the input that fall in the reduced run must be all full or all 1
                 placed = {j: s[i] for i, j in _placed(lr, len(s), len(main)).items()}

@@ -1087,6 +1087,32 @@ def _variant_condition(t, guards: dict, conditions: list) -> str:
     return " && ".join(conds) or "true"
 
 
+def _absent_inputs(w, t, loaded: set) -> None:
+    """Tiling lines for optional inputs: one every traced case gives and the kernel reads must be
+    given; one every traced case left out must be absent (the kernel computes as if it were); one
+    whose presence varies picks the variant (its conditions); a case otherwise is not served."""
+    def need(i, spec):
+        given = {c.shapes[i] is not None for c in t.cases}
+        if not spec.optional:
+            return "2"
+        if given == {True}:
+            return "1" if i in loaded else "-1"
+        return "0" if given == {False} else "-1"
+    flags = ", ".join(need(i, spec) for i, spec in enumerate(t.inputs))
+    w("        // 2 a required input; optional: 1 read and given in every traced case, 0 absent in every")
+    w("        // traced case, -1 either (the variant's conditions test it)")
+    w(f"        static const int32_t kPresence[NUM_INPUTS] = {{{flags}}};")
+    w("        const bool given = kPresence[i] == 2 || context->GetOptionalInputShape(i) != nullptr;")
+    w("        if ((kPresence[i] == 0 || kPresence[i] == 1) && given != (kPresence[i] == 1)) {")
+    w("            return ge::GRAPH_FAILED;   // an optional input given / left out unlike the traced cases")
+    w("        }")
+    w("        if (!given) {")
+    w("            inRank[i] = 0;")
+    w("            td->inputNumel[i] = 0;")
+    w("            continue;")
+    w("        }")
+
+
 def tiling_func(em, T: str, row_tmps: int) -> str:
     t = em.task
     plan = em.plan
@@ -1233,6 +1259,8 @@ def tiling_func(em, T: str, row_tmps: int) -> str:
     w("    int64_t inDims[NUM_INPUTS][MAX_DIMS];")
     w("    int32_t inRank[NUM_INPUTS];")
     w("    for (uint32_t i = 0; i < NUM_INPUTS; ++i) {")
+    if any(spec.optional for spec in t.inputs):
+        _absent_inputs(w, t, {l.input for l in loads})
     w("        const gert::Shape& s = context->GetInputShape(i)->GetStorageShape();")
     w("        inRank[i] = static_cast<int32_t>(s.GetDimNum());")
     w("        if (inRank[i] > static_cast<int32_t>(MAX_DIMS)) {")
