@@ -50,6 +50,10 @@ def render(em) -> str:
     npart = max(1, max((sum(1 for p in v.rpass.values() if p == q) for v in em.vcs for q in range(v.npass)),
                        default=1))
     has_red = plan.has_reduction
+    # the tiling function streams a long row as MODE_SPLIT when the program reduces (statistics
+    # span the chunks) and as independent MODE_CHUNKS pieces when it is elementwise: only that
+    # mode's loop is emitted, and only a reducing program keeps per-row statistics
+    split, chunks = has_red, not has_red
     T = f"{em.cls}TilingData"
     K = f"Kernel{em.cls}"
     row_code = [em.compute_rows(vi, v) for vi, v in enumerate(em.vcs)]
@@ -93,12 +97,15 @@ def render(em) -> str:
     w(f"constexpr uint32_t NUM_TMPS = {em.ntmp};             // fp32 scratch tiles for composite functions")
     if row_tmps != em.ntmp:
         w(f"constexpr uint32_t ROW_TMPS = {row_tmps};             // of them, what the row modes use (column code: NUM_TMPS)")
-    w(f"constexpr uint32_t NUM_STATS = {em.nstat};            // row statistics per row")
+    if has_red or em.colcode:
+        w(f"constexpr uint32_t NUM_STATS = {em.nstat};            // row statistics per row")
     w(f"constexpr uint32_t NUM_PARTIALS = {npart};         // reductions in one pass")
     w(f"constexpr uint32_t MAX_TILE_ROWS = {MAX_TILE_ROWS};")
     w("constexpr uint32_t VEC_ALIGN = 64;           // fp32 elements per 256-byte repeat")
     w(f"constexpr uint32_t ROW_ALIGN = {em.align};           // rows start 32-byte aligned for every dtype used")
-    w("constexpr uint32_t MODE_ROWS = 0, MODE_SPLIT = 1, MODE_CHUNKS = 2, MODE_COLUMNS = 3" + (", MODE_SHORT = 4;" if em.short else ";"))
+    modes = ["MODE_ROWS = 0"] + (["MODE_SPLIT = 1"] if split else []) + (["MODE_CHUNKS = 2"] if chunks else []) \
+        + (["MODE_COLUMNS = 3"] if em.columns else []) + (["MODE_SHORT = 4"] if em.short else [])
+    w(f"constexpr uint32_t {', '.join(modes)};")
     w("")
     w(f"struct {T} {{")
     w("    uint32_t mode;              // MODE_*")
@@ -107,7 +114,7 @@ def render(em) -> str:
     w("    uint32_t outerDims;         // dims indexing the rows (collapsed)")
     w("    uint64_t outerShape[MAX_DIMS];")
     w("    uint64_t rows;              // rows (row modes) / outer positions (column mode)")
-    w("    uint64_t rowLen;            // row length = elements reduced per statistic row")
+    w("    uint64_t rowLen;            // row length" + (" = elements reduced per statistic row" if has_red else ""))
     w("    uint64_t inner;             // column mode: elements after the reduced axis")
     w("    uint64_t segRows;           // rows sharing one statistic (group norm), else 1")
     w("    uint64_t formerNum;         // cores taking formerUnits units; the rest take tailUnits")
@@ -137,8 +144,7 @@ def render(em) -> str:
     w("using namespace AscendC;")
     w("")
     w("__aicore__ inline uint32_t AlignUpTo(uint64_t a, uint32_t b) { return static_cast<uint32_t>((a + b - 1) / b * b); }")
-    w("__aicore__ inline float FoldMax(float acc, float x) { return (acc != acc) ? acc : ((x != x || x > acc) ? x : acc); }")
-    w("__aicore__ inline float FoldMin(float acc, float x) { return (acc != acc) ? acc : ((x != x || x < acc) ? x : acc); }")
+    fold_at = len(lines)   # FoldMax / FoldMin go here when the kernel calls them
     w("")
     if em.calc != "float":
         w(_calc_conversions(em))
@@ -209,9 +215,11 @@ def render(em) -> str:
     if em.held is not None:
         w("        const uint32_t slots = NUM_SLOTS - td_.holdLoad;   // a held input needs no working slot")
         slots = "slots"
+    # the modes whose statistics are vectors (column code): they take every scratch tile
+    vec_modes = " || ".join(f"td_.mode == {m}" for m, on in (("MODE_COLUMNS", em.columns), ("MODE_SHORT", em.short)) if on)
     if row_tmps != em.ntmp:
-        w("        const uint32_t tmps = td_.mode == MODE_COLUMNS" + (" || td_.mode == MODE_SHORT" if em.short else "")
-          + " ? NUM_TMPS : ROW_TMPS;")
+        w(f"        const uint32_t tmps = {vec_modes} ? NUM_TMPS : ROW_TMPS;" if vec_modes
+          else "        const uint32_t tmps = ROW_TMPS;")
         w(f"        pipe_.InitBuffer(calcBuf_, ({slots} + tmps) * te * sizeof(float));")
     else:
         w(f"        pipe_.InitBuffer(calcBuf_, ({slots} + NUM_TMPS) * te * sizeof(float));")
@@ -222,12 +230,12 @@ def render(em) -> str:
         w("        pipe_.InitBuffer(partialBuf_, NUM_PARTIALS * MAX_TILE_ROWS * 8 * sizeof(float));")
     if em.colcode:
         w("        statVecLen_ = AlignUpTo(td_.tileCols, VEC_ALIGN);")
-        w("        if (td_.mode == MODE_COLUMNS" + (" || td_.mode == MODE_SHORT" if em.short else "") + ") {")
+        w(f"        if ({vec_modes}) {{")
         w("            pipe_.InitBuffer(statVecBuf_, NUM_STATS * statVecLen_ * sizeof(float));")
         w("        }")
     for k in em.stat_outs:
-        vec_mode = "td_.mode == MODE_COLUMNS" + (" || td_.mode == MODE_SHORT" if em.short else "")
-        w(f"        pipe_.InitBuffer(stage{k}Buf_, ({vec_mode} ? AlignUpTo(td_.tileCols, VEC_ALIGN) : MAX_TILE_ROWS) * sizeof({em.out_type(k)}));")
+        size = f"({vec_modes} ? AlignUpTo(td_.tileCols, VEC_ALIGN) : MAX_TILE_ROWS)" if vec_modes else "MAX_TILE_ROWS"
+        w(f"        pipe_.InitBuffer(stage{k}Buf_, {size} * sizeof({em.out_type(k)}));")
     if em.short:
         w("        if (td_.mode == MODE_SHORT) {   // transpose tables (in, out) and the tile they gather from")
         w("            pipe_.InitBuffer(shortBuf_, 3 * te * sizeof(float));")
@@ -244,16 +252,22 @@ def render(em) -> str:
     w(f"        for (uint32_t k = 0; k < {slots}; ++k) {{")
     w("            slot[k] = calc[k * te];")
     w("        }")
+    tmp_alias: dict[int, int] = {}   # line -> scratch tile k it binds (dropped when tmpk is unused)
+    tmp_block: list[int] = []
     if row_tmps != em.ntmp:
+        tmp_block.append(len(lines))
         w("        if (tmps > 0) {   // scratch tiles past the ones this mode allocates alias the last one")
         for k in range(max(5, em.ntmp)):
             idx = min(k, em.ntmp - 1)
             pos = f"({slots} + ({idx} < tmps ? {idx} : tmps - 1))" if idx else slots
+            tmp_alias[len(lines)] = k
             w(f"            tmp{k} = calc[{pos} * te];")
+        tmp_block.append(len(lines))
         w("        }")
     else:
         for k in range(max(5, em.ntmp)):
             idx = min(k, em.ntmp - 1)
+            tmp_alias[len(lines)] = k
             w(f"        tmp{k} = calc[({slots} + {idx}) * te];")
     w("        bits = bitsBuf_.Get<uint8_t>();")
     w("        halfScratch_ = halfBuf_.Get<half>();")
@@ -275,10 +289,12 @@ def render(em) -> str:
     w("    {")
     w("        if (td_.mode == MODE_ROWS) {")
     w("            ProcessRows();")
-    w("        } else if (td_.mode == MODE_SPLIT) {")
-    w("            ProcessSplit();")
-    w("        } else if (td_.mode == MODE_CHUNKS) {")
-    w("            ProcessChunks();")
+    if split:
+        w("        } else if (td_.mode == MODE_SPLIT) {")
+        w("            ProcessSplit();")
+    if chunks:
+        w("        } else if (td_.mode == MODE_CHUNKS) {")
+        w("            ProcessChunks();")
     if em.short:
         w("        } else if (td_.mode == MODE_SHORT) {")
         w("            ProcessShort();")
@@ -290,7 +306,7 @@ def render(em) -> str:
     w("")
     w("private:")
     # --- process loops
-    w("    // Whole rows: up to tileRows rows per tile, one statistic per row. With double buffering the")
+    w("    // Whole rows: up to tileRows rows per tile" + (", one statistic per row" if has_red else "") + ". With double buffering the")
     w("    // next tile's first-pass inputs are copied in before this tile is computed (MTE2 overlaps V).")
     w("    __aicore__ inline void ProcessRows()")
     w("    {")
@@ -309,9 +325,11 @@ def render(em) -> str:
     w("                CopyAhead(row0 + td_.tileRows, static_cast<uint32_t>(next < td_.tileRows ? next : td_.tileRows), 0, cw, pitch);")
     w("            }")
     w("            for (uint32_t pass = 0; pass < NumPasses(); ++pass) {")
-    w("                InitStats(pass, nr);")
+    if has_red:
+        w("                InitStats(pass, nr);")
     w("                RunTile(pass, row0, nr, 0, cw, pitch, true, ahead);")
-    w("                Finish(pass, row0, nr);")
+    if has_red:
+        w("                Finish(pass, row0, nr);")
     w("            }")
     if em.held is not None:
         w("            ReleaseHeld();")
@@ -320,120 +338,122 @@ def render(em) -> str:
     w("        }")
     w("    }")
     w("")
-    w("    // Rows too long for one tile (or segRows rows sharing a statistic): stream D in chunks,")
-    w("    // one pass per reduction level. A step is (unit, pass, row r of the unit, chunk at col0); with")
-    w("    // double buffering the next step's inputs are copied in before this step is computed.")
-    grouped = bool(plan.axis_rule and plan.axis_rule[0] == "group")
-    w("    __aicore__ inline void ProcessSplit()")
-    w("    {")
-    w("        const bool ahead = td_.bufferNum > 1;")
-    w("        uint64_t u = 0, r = 0, col0 = 0;")
-    w("        uint32_t pass = 0;")
-    w("        if (ahead && unitCount_ > 0) {")
-    w("            SplitCopyIn(u, pass, r, col0);")
-    w("        }")
-    w("        while (u < unitCount_) {")
-    w("            const uint64_t row0 = (unitStart_ + u) * td_.segRows;")
-    w("            if (r == 0 && col0 == 0) {")
-    w("                InitStats(pass, 1);")
-    w("            }")
-    w("            uint32_t nr, cw;")
-    w("            SplitTile(r, col0, nr, cw);")
-    w("            const uint32_t pitch = AlignUpTo(cw, ROW_ALIGN);")
-    w("            uint64_t nu = u, nrow = r, ncol = col0;")
-    w("            uint32_t npass = pass;")
-    w("            const bool more = NextSplitStep(nu, npass, nrow, ncol);")
-    w("            if (ahead && more) {")
-    w("                SplitCopyIn(nu, npass, nrow, ncol);")
-    w("            }")
-    w("            if (!ahead) {")
-    w("                CopyIn(pass, row0 + r, nr, static_cast<uint32_t>(col0), cw, pitch, false);")
-    w("            }")
-    w("            Compute(pass, row0 + r, nr, static_cast<uint32_t>(col0), cw, pitch, false);")
-    w("            if (pass + 1 == NumPasses()) {")
-    w("                CopyOut(row0 + r, nr, static_cast<uint32_t>(col0), cw, pitch);")
-    w("            }")
-    w("            if (npass != pass || nu != u) {   // this step ends the pass")
-    w("                Finish(pass, unitStart_ + u, 1);")
-    w("            }")
-    w("            u = nu;")
-    w("            pass = npass;")
-    w("            r = nrow;")
-    w("            col0 = ncol;")
-    w("        }")
-    w("    }")
-    w("    // rows and columns of the step at (r, col0)" + (": tileRows > 1 means whole rows of the group per tile" if grouped else ""))
-    w("    __aicore__ inline void SplitTile(uint64_t r, uint64_t col0, uint32_t& nr, uint32_t& cw) const")
-    w("    {")
-    if grouped:
-        w("        if (td_.tileRows > 1) {")
-        w("            const uint64_t left = td_.segRows - r;")
-        w("            nr = static_cast<uint32_t>(left < td_.tileRows ? left : td_.tileRows);")
-        w("            cw = static_cast<uint32_t>(td_.rowLen);")
-        w("            return;")
+    if split:
+        w("    // Rows too long for one tile (or segRows rows sharing a statistic): stream D in chunks,")
+        w("    // one pass per reduction level. A step is (unit, pass, row r of the unit, chunk at col0); with")
+        w("    // double buffering the next step's inputs are copied in before this step is computed.")
+        grouped = bool(plan.axis_rule and plan.axis_rule[0] == "group")
+        w("    __aicore__ inline void ProcessSplit()")
+        w("    {")
+        w("        const bool ahead = td_.bufferNum > 1;")
+        w("        uint64_t u = 0, r = 0, col0 = 0;")
+        w("        uint32_t pass = 0;")
+        w("        if (ahead && unitCount_ > 0) {")
+        w("            SplitCopyIn(u, pass, r, col0);")
         w("        }")
-    w("        const uint64_t left = td_.rowLen - col0;")
-    w("        nr = 1;")
-    w("        cw = static_cast<uint32_t>(left < td_.tileCols ? left : td_.tileCols);")
-    w("    }")
-    w("    __aicore__ inline bool NextSplitStep(uint64_t& u, uint32_t& pass, uint64_t& r, uint64_t& col0) const")
-    w("    {")
-    if grouped:
-        w("        if (td_.tileRows > 1) {")
-        w("            r += td_.tileRows;")
-        w("        } else {")
-        w("            col0 += td_.tileCols;")
+        w("        while (u < unitCount_) {")
+        w("            const uint64_t row0 = (unitStart_ + u) * td_.segRows;")
+        w("            if (r == 0 && col0 == 0) {")
+        w("                InitStats(pass, 1);")
+        w("            }")
+        w("            uint32_t nr, cw;")
+        w("            SplitTile(r, col0, nr, cw);")
+        w("            const uint32_t pitch = AlignUpTo(cw, ROW_ALIGN);")
+        w("            uint64_t nu = u, nrow = r, ncol = col0;")
+        w("            uint32_t npass = pass;")
+        w("            const bool more = NextSplitStep(nu, npass, nrow, ncol);")
+        w("            if (ahead && more) {")
+        w("                SplitCopyIn(nu, npass, nrow, ncol);")
+        w("            }")
+        w("            if (!ahead) {")
+        w("                CopyIn(pass, row0 + r, nr, static_cast<uint32_t>(col0), cw, pitch, false);")
+        w("            }")
+        w("            Compute(pass, row0 + r, nr, static_cast<uint32_t>(col0), cw, pitch, false);")
+        w("            if (pass + 1 == NumPasses()) {")
+        w("                CopyOut(row0 + r, nr, static_cast<uint32_t>(col0), cw, pitch);")
+        w("            }")
+        w("            if (npass != pass || nu != u) {   // this step ends the pass")
+        w("                Finish(pass, unitStart_ + u, 1);")
+        w("            }")
+        w("            u = nu;")
+        w("            pass = npass;")
+        w("            r = nrow;")
+        w("            col0 = ncol;")
         w("        }")
-    else:
-        w("        col0 += td_.tileCols;")
-    w("        if (col0 >= td_.rowLen) {")
-    w("            col0 = 0;")
-    w("            ++r;")
-    w("        }")
-    w("        if (r >= td_.segRows) {")
-    w("            r = 0;")
-    w("            ++pass;")
-    w("        }")
-    w("        if (pass >= NumPasses()) {")
-    w("            pass = 0;")
-    w("            ++u;")
-    w("        }")
-    w("        return u < unitCount_;")
-    w("    }")
-    w("    __aicore__ inline void SplitCopyIn(uint64_t u, uint32_t pass, uint64_t r, uint64_t col0)")
-    w("    {")
-    w("        uint32_t nr, cw;")
-    w("        SplitTile(r, col0, nr, cw);")
-    w("        CopyIn(pass, (unitStart_ + u) * td_.segRows + r, nr, static_cast<uint32_t>(col0), cw, AlignUpTo(cw, ROW_ALIGN), false);")
-    w("    }")
-    w("")
-    w("    // Elementwise: every (row, chunk) piece is an independent unit; the next piece is copied in")
-    w("    // before this one is computed when double buffered.")
-    w("    __aicore__ inline void ProcessChunks()")
-    w("    {")
-    w("        const bool ahead = td_.bufferNum > 1;")
-    w("        for (uint64_t u = 0; u < unitCount_; ++u) {")
-    w("            if (ahead && u == 0) {")
-    w("                CopyChunkAhead(unitStart_);")
-    w("            }")
-    w("            if (ahead && u + 1 < unitCount_) {")
-    w("                CopyChunkAhead(unitStart_ + u + 1);")
-    w("            }")
-    w("            const uint64_t unit = unitStart_ + u;")
-    w("            const uint64_t row = unit / td_.chunksPerRow;")
-    w("            const uint64_t col0 = (unit % td_.chunksPerRow) * td_.tileCols;")
-    w("            const uint64_t left = td_.rowLen - col0;")
-    w("            const uint32_t cw = static_cast<uint32_t>(left < td_.tileCols ? left : td_.tileCols);")
-    w("            RunTile(0, row, 1, static_cast<uint32_t>(col0), cw, AlignUpTo(cw, ROW_ALIGN), true, ahead);")
-    w("        }")
-    w("    }")
-    w("    __aicore__ inline void CopyChunkAhead(uint64_t unit)")
-    w("    {")
-    w("        const uint64_t col0 = (unit % td_.chunksPerRow) * td_.tileCols;")
-    w("        const uint64_t left = td_.rowLen - col0;")
-    w("        const uint32_t cw = static_cast<uint32_t>(left < td_.tileCols ? left : td_.tileCols);")
-    w("        CopyAhead(unit / td_.chunksPerRow, 1, static_cast<uint32_t>(col0), cw, AlignUpTo(cw, ROW_ALIGN));")
-    w("    }")
+        w("    }")
+        w("    // rows and columns of the step at (r, col0)" + (": tileRows > 1 means whole rows of the group per tile" if grouped else ""))
+        w("    __aicore__ inline void SplitTile(uint64_t r, uint64_t col0, uint32_t& nr, uint32_t& cw) const")
+        w("    {")
+        if grouped:
+            w("        if (td_.tileRows > 1) {")
+            w("            const uint64_t left = td_.segRows - r;")
+            w("            nr = static_cast<uint32_t>(left < td_.tileRows ? left : td_.tileRows);")
+            w("            cw = static_cast<uint32_t>(td_.rowLen);")
+            w("            return;")
+            w("        }")
+        w("        const uint64_t left = td_.rowLen - col0;")
+        w("        nr = 1;")
+        w("        cw = static_cast<uint32_t>(left < td_.tileCols ? left : td_.tileCols);")
+        w("    }")
+        w("    __aicore__ inline bool NextSplitStep(uint64_t& u, uint32_t& pass, uint64_t& r, uint64_t& col0) const")
+        w("    {")
+        if grouped:
+            w("        if (td_.tileRows > 1) {")
+            w("            r += td_.tileRows;")
+            w("        } else {")
+            w("            col0 += td_.tileCols;")
+            w("        }")
+        else:
+            w("        col0 += td_.tileCols;")
+        w("        if (col0 >= td_.rowLen) {")
+        w("            col0 = 0;")
+        w("            ++r;")
+        w("        }")
+        w("        if (r >= td_.segRows) {")
+        w("            r = 0;")
+        w("            ++pass;")
+        w("        }")
+        w("        if (pass >= NumPasses()) {")
+        w("            pass = 0;")
+        w("            ++u;")
+        w("        }")
+        w("        return u < unitCount_;")
+        w("    }")
+        w("    __aicore__ inline void SplitCopyIn(uint64_t u, uint32_t pass, uint64_t r, uint64_t col0)")
+        w("    {")
+        w("        uint32_t nr, cw;")
+        w("        SplitTile(r, col0, nr, cw);")
+        w("        CopyIn(pass, (unitStart_ + u) * td_.segRows + r, nr, static_cast<uint32_t>(col0), cw, AlignUpTo(cw, ROW_ALIGN), false);")
+        w("    }")
+        w("")
+    if chunks:
+        w("    // Elementwise: every (row, chunk) piece is an independent unit; the next piece is copied in")
+        w("    // before this one is computed when double buffered.")
+        w("    __aicore__ inline void ProcessChunks()")
+        w("    {")
+        w("        const bool ahead = td_.bufferNum > 1;")
+        w("        for (uint64_t u = 0; u < unitCount_; ++u) {")
+        w("            if (ahead && u == 0) {")
+        w("                CopyChunkAhead(unitStart_);")
+        w("            }")
+        w("            if (ahead && u + 1 < unitCount_) {")
+        w("                CopyChunkAhead(unitStart_ + u + 1);")
+        w("            }")
+        w("            const uint64_t unit = unitStart_ + u;")
+        w("            const uint64_t row = unit / td_.chunksPerRow;")
+        w("            const uint64_t col0 = (unit % td_.chunksPerRow) * td_.tileCols;")
+        w("            const uint64_t left = td_.rowLen - col0;")
+        w("            const uint32_t cw = static_cast<uint32_t>(left < td_.tileCols ? left : td_.tileCols);")
+        w("            RunTile(0, row, 1, static_cast<uint32_t>(col0), cw, AlignUpTo(cw, ROW_ALIGN), true, ahead);")
+        w("        }")
+        w("    }")
+        w("    __aicore__ inline void CopyChunkAhead(uint64_t unit)")
+        w("    {")
+        w("        const uint64_t col0 = (unit % td_.chunksPerRow) * td_.tileCols;")
+        w("        const uint64_t left = td_.rowLen - col0;")
+        w("        const uint32_t cw = static_cast<uint32_t>(left < td_.tileCols ? left : td_.tileCols);")
+        w("        CopyAhead(unit / td_.chunksPerRow, 1, static_cast<uint32_t>(col0), cw, AlignUpTo(cw, ROW_ALIGN));")
+        w("    }")
     w("")
     w("    // ahead: the first-pass inputs of this tile were copied in by CopyAhead")
     w("    __aicore__ inline void RunTile(uint32_t pass, uint64_t row0, uint32_t nr, uint32_t col0, uint32_t cw,")
@@ -563,8 +583,9 @@ def render(em) -> str:
     w("    }")
     dispatch("Compute(uint32_t pass, uint64_t row0, uint32_t nr, uint32_t col0, uint32_t cw, uint32_t pitch, bool perRowStats)",
              "ComputeV{vi}(pass, row0, nr, col0, cw, pitch, perRowStats)")
-    dispatch("InitStats(uint32_t pass, uint32_t nr)", "InitStatsV{vi}(pass, nr)")
-    dispatch("Finish(uint32_t pass, uint64_t base, uint32_t nr)", "FinishV{vi}(pass, base, nr)")
+    if has_red:
+        dispatch("InitStats(uint32_t pass, uint32_t nr)", "InitStatsV{vi}(pass, nr)")
+        dispatch("Finish(uint32_t pass, uint64_t base, uint32_t nr)", "FinishV{vi}(pass, base, nr)")
     if em.colcode:
         dispatch("ComputeCol(uint32_t pass, uint64_t r0, uint32_t nb, uint32_t wc, uint32_t pitch)", "ComputeColV{vi}(pass, r0, nb, wc, pitch)")
         dispatch("InitColStats(uint32_t pass, uint32_t wn)", "InitColStatsV{vi}(pass, wn)")
@@ -896,7 +917,8 @@ def render(em) -> str:
             w(wideint.scalar_tile(em, vi, v.p))
         if plan.int_arg:
             w(wideint.exact_arg_rows(em, vi, v))
-        w(em.finish_rows(vi, v))
+        if has_red:
+            w(em.finish_rows(vi, v))
         if em.colcode:
             w(em.compute_cols(vi, v))
             if plan.int_arg:
@@ -935,6 +957,7 @@ def render(em) -> str:
     w(f"    LocalTensor<{C}> slot[NUM_SLOTS];")
     if em.held is not None:
         w(f"    LocalTensor<float> held_;   // load {em.held}'s queue tile while MODE_ROWS holds it")
+    tmp_decl = len(lines)
     w(f"    LocalTensor<{C}> {', '.join(f'tmp{k}' for k in range(max(5, em.ntmp)))};")
     w("    LocalTensor<uint8_t> bits;")
     w("    LocalTensor<half> halfScratch_;")
@@ -947,7 +970,8 @@ def render(em) -> str:
         w("    bool staged_ = false;")
     w("    uint64_t unitStart_ = 0;")
     w("    uint64_t unitCount_ = 0;")
-    w("    float stat_[NUM_STATS][MAX_TILE_ROWS];")
+    if has_red:
+        w("    float stat_[NUM_STATS][MAX_TILE_ROWS];")
     w("    const float* scalar_ = td_.scalar;")
     w("    const float& rowLenF_ = td_.rowLenF;")
     w("};")
@@ -966,7 +990,32 @@ def render(em) -> str:
     w(tiling_func(em, T, row_tmps))
     w("")
     w(task_opdef(t, camel(f"{t.name}_custom")).rstrip("\n"))   # the registration CANN's op project needs
-    return "\n".join(lines) + "\n"
+    return _only_referenced(lines, fold_at, tmp_alias, tmp_block, tmp_decl, C)
+
+
+_FOLD = {"FoldMax": "__aicore__ inline float FoldMax(float acc, float x) { return (acc != acc) ? acc : ((x != x || x > acc) ? x : acc); }",
+         "FoldMin": "__aicore__ inline float FoldMin(float acc, float x) { return (acc != acc) ? acc : ((x != x || x < acc) ? x : acc); }"}
+
+
+def _only_referenced(lines: list[str], fold_at: int, tmp_alias: dict[int, int], tmp_block: list[int],
+                     tmp_decl: int, ctype: str) -> str:
+    """The kernel text with the NaN-propagating folds written only when called, and the scratch-tile
+    members (tmp<k>) declared and bound only when some code uses them."""
+    skip = set(tmp_alias) | {tmp_decl}
+    rest = "\n".join(l for i, l in enumerate(lines) if i not in skip)
+    used = sorted({int(k) for k in re.findall(r"\btmp(\d+)\b", rest)} & set(tmp_alias.values()))
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if i == fold_at:
+            out += [text for name, text in _FOLD.items() if re.search(rf"\b{name}\(", rest)]
+        if (i in tmp_alias and tmp_alias[i] not in used) or (i in tmp_block and not used):
+            continue
+        if i == tmp_decl:
+            if used:
+                out.append(f"    LocalTensor<{ctype}> {', '.join(f'tmp{k}' for k in used)};")
+            continue
+        out.append(line)
+    return "\n".join(out) + "\n"
 
 
 def _calc_alias(em) -> str:
