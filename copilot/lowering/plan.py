@@ -114,6 +114,11 @@ def build_plan(task) -> Plan:
     indexed = plan_index(task)        # an index gather / scatter / scan: its own kernel
     if indexed is not None:
         return indexed
+    from copilot.lowering.gridsample import plan_grid_sample
+
+    sampled = plan_grid_sample(task)  # 3-D grid_sample (trilinear / nearest at grid points): its own kernel
+    if sampled is not None:
+        return sampled
     from copilot.lowering.conv import plan_conv
 
     convolved = plan_conv(task)       # a 2-D convolution: depthwise on the vector unit, else img2col + cube
