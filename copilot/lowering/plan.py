@@ -99,6 +99,11 @@ def build_plan(task) -> Plan:
     moved_rows = plan_row_move(task)  # blocks of rows regrouped by a count table: its own kernel
     if moved_rows is not None:
         return moved_rows
+    from copilot.lowering.engram import plan_engram
+
+    engram = plan_engram(task)        # engram gate: dual RMSNorm gate, depthwise causal conv, residual
+    if engram is not None:
+        return engram
     from copilot.lowering.groupnorm import plan_group_norm
 
     grouped = plan_group_norm(task)   # one group norm of (x, gamma, beta): its own kernel
