@@ -74,6 +74,11 @@ def build_plan(task) -> Plan:
         return recurrent
     if has_lists(task):               # tensor lists: elementwise over the buffers, or a list kernel
         return plan_lists(task)
+    from copilot.lowering.roialign import plan_roi_align
+
+    roi_aligned = plan_roi_align(task)  # bilinear ROI pooling by boxes: its own two-phase vector kernel
+    if roi_aligned is not None:
+        return roi_aligned
     from copilot.lowering.sinkhorn import plan_sinkhorn
 
     sinkhorned = plan_sinkhorn(task)   # iterative row / column normalisation: its own kernel
