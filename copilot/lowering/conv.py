@@ -88,11 +88,13 @@ def _conv_of(task, case):
 _KEYWORDS = {"sh": "stride", "sw": "stride", "ph": "pad", "pw": "pad", "dh": "dilat", "dw": "dilat"}
 
 
-def _rule(task, cases, param: str, values: list[int]):
+def _rule(task, cases, param: str, values: list[int], keywords: dict | None = None):
     """The attr (a list attr's element) that holds this parameter in every case; a parameter that
-    never varies is tied to an attr only when the attr's name says what it holds, else a constant."""
+    never varies is tied to an attr only when the attr's name says what it holds (`keywords`: param
+    -> a word of that name), else a constant."""
     varies = len(set(values)) > 1
-    named = [i for i, a in enumerate(task.attrs) if _KEYWORDS[param] in a.name.lower()]
+    word = (keywords or _KEYWORDS)[param]
+    named = [i for i, a in enumerate(task.attrs) if word in a.name.lower()]
     others = [i for i in range(len(task.attrs)) if i not in named] if varies else []
     for i in named + others:            # the attrs named for the parameter first
         a = task.attrs[i]
