@@ -134,6 +134,11 @@ def build_plan(task) -> Plan:
     convolved = plan_conv(task)       # a 2-D convolution: depthwise on the vector unit, else img2col + cube
     if convolved is not None:
         return convolved
+    from copilot.lowering.pooling import plan_adaptive_pool
+
+    pooled = plan_adaptive_pool(task)  # 3-D adaptive average pool (windows by computed index): its own kernel
+    if pooled is not None:
+        return pooled
     from copilot.lowering.attention import plan_attention
 
     attended = plan_attention(task)   # softmax(Q K^T) V: its own MIX kernel (attention.py)
