@@ -139,6 +139,11 @@ def build_plan(task) -> Plan:
     pooled = plan_adaptive_pool(task)  # 3-D adaptive average pool (windows by computed index): its own kernel
     if pooled is not None:
         return pooled
+    from copilot.lowering.dilation import plan_dilation
+
+    dilated = plan_dilation(task)     # a max-plus window (morphological dilation): its own vector kernel
+    if dilated is not None:
+        return dilated
     from copilot.lowering.attention import plan_attention
 
     attended = plan_attention(task)   # softmax(Q K^T) V: its own MIX kernel (attention.py)
