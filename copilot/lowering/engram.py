@@ -276,7 +276,8 @@ struct @T@ {
     uint32_t taps;                      // K
     uint32_t dilation;
     uint32_t history;                   // S = (K - 1) * dilation
-    uint32_t historyPad;                // S rounded up to 16 (a state row in its [D, S] staging)
+    uint32_t weightChans;               // channels of the conv weights staged per Gather round
+    uint32_t stateChans;                // channels of a state block moved per transpose (a multiple of 16)
     uint32_t tileRows;
     uint32_t hasState;
     uint32_t wholeSums;                 // D % 512 == 0: row sums by two WholeReduceSum levels
@@ -365,32 +366,37 @@ public:
     }
 
 private:
-    // w1 * w2 and wc rows of hc, and the K conv weight rows W_k[d] = weight[(hc D + d) K + k]
-    // (one copy of the D x K block, then a Gather per k from byte offsets d K 4 + k 4)
+    // w1 * w2 and wc rows of hc, and the K conv weight rows W_k[d] = weight[(hc D + d) K + k]:
+    // per chunk of weightChans channels one copy of its chans x K block into the scratch, then a
+    // Gather per k from byte offsets d K 4 + k 4
     __aicore__ inline void StageWeights(uint64_t hc)
     {
-        const uint32_t D = td_.hidden, P = td_.rowPad, K = td_.taps;
+        const uint32_t D = td_.hidden, P = td_.rowPad, K = td_.taps, W = td_.weightChans;
         LocalTensor<float> norms = normBuf_.Get<float>();
         LocalTensor<float> work = workBuf_.Get<float>();
-        LocalTensor<float> raw = work;                       // P K fp32: the D x K block
-        LocalTensor<int32_t> offsets = work[P * K].ReinterpretCast<int32_t>();
+        LocalTensor<float> raw = work;                       // W K fp32
+        LocalTensor<int32_t> offsets = work[W * K].ReinterpretCast<int32_t>();
+        LocalTensor<float> taps = tapBuf_.Get<float>();
         SyncPipes<HardEvent::V_MTE2>();
         DataCopyExtParams row(1, D * sizeof(float), 0, 0, 0);
         DataCopyPad(norms, w1Gm_[hc * D], row, DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
         DataCopyPad(norms[P], w2Gm_[hc * D], row, DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
-        DataCopyExtParams block(1, D * K * sizeof(float), 0, 0, 0);
-        DataCopyPad(raw, weightGm_[hc * D * K], block, DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
-        CreateVecIndex(offsets, 0, P);
-        Muls(offsets, offsets, static_cast<int32_t>(K * sizeof(float)), P);
+        CreateVecIndex(offsets, 0, W);
+        Muls(offsets, offsets, static_cast<int32_t>(K * sizeof(float)), W);
         SyncPipes<HardEvent::MTE2_V>();
         Mul(norms, norms, norms[P], P);
         SyncPipes<HardEvent::V_MTE2>();
         DataCopyPad(norms[P], wcGm_[hc * D], row, DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
-        LocalTensor<float> taps = tapBuf_.Get<float>();
-        for (uint32_t k = 0; k < K; ++k) {
-            Gather(taps[k * P], raw, offsets.ReinterpretCast<uint32_t>(), k * static_cast<uint32_t>(sizeof(float)), P);
+        for (uint32_t d0 = 0; d0 < D; d0 += W) {
+            const uint32_t chans = D - d0 < W ? D - d0 : W;
+            DataCopyExtParams block(1, chans * K * sizeof(float), 0, 0, 0);
+            SyncPipes<HardEvent::V_MTE2>();        // the previous chunk is gathered
+            DataCopyPad(raw, weightGm_[(hc * D + d0) * K], block, DataCopyPadExtParams<float>(false, 0, 0, 0.0f));
+            SyncPipes<HardEvent::MTE2_V>();
+            for (uint32_t k = 0; k < K; ++k) {
+                Gather(taps[k * P + d0], raw, offsets.ReinterpretCast<uint32_t>(), k * static_cast<uint32_t>(sizeof(float)), chans);
+            }
         }
-        SyncPipes<HardEvent::MTE2_V>();
     }
 
     // the previous tile's last S rows become the history: blocks of prev rows, each block moved
@@ -428,61 +434,81 @@ private:
         }
     }
 
-    // state columns from..from+m of the sequence's D channels into history rows 0..m: one copy of
-    // the [D, S] block (rows padded to historyPad), 16 x 16 transposes to [historyPad, rowPad],
-    // then one Cast of the m rows
+    // state columns from..from+m of the sequence's D channels into history rows 0..m, by blocks of
+    // 16 columns x stateChans channels: one copy of the block ([chans, 16], each channel's run in
+    // a 32-byte row), 16 x 16 transposes to [16, chans], a Cast per column into its history row
     __aicore__ inline void LoadState(uint64_t b, uint64_t hc, uint32_t from, uint32_t m)
     {
-        const uint32_t D = td_.hidden, P = td_.rowPad, S = td_.history, SP = td_.historyPad;
-        LocalTensor<Elem> staged = workBuf_.Get<float>().ReinterpretCast<Elem>();   // P x SP
-        LocalTensor<Elem> rows = staged[P * SP];                                     // SP x P
+        const uint32_t D = td_.hidden, P = td_.rowPad, S = td_.history, W = td_.stateChans;
+        LocalTensor<Elem> staged = workBuf_.Get<float>().ReinterpretCast<Elem>();   // W x 16
+        LocalTensor<Elem> cols = staged[W * 16];                                     // 16 x W
+        LocalTensor<float> x = xBuf_.Get<float>();
         const uint64_t C = static_cast<uint64_t>(td_.hc) * D;
-        SyncPipes<HardEvent::V_MTE2>();
-        DataCopyExtParams in(static_cast<uint16_t>(D), S * sizeof(Elem), 0, 0, 0);
-        DataCopyPad(staged, stateGm_[(b * C + hc * D) * S], in, DataCopyPadExtParams<Elem>(false, 0, 0, static_cast<Elem>(0.0f)));
-        SyncPipes<HardEvent::MTE2_V>();
-        Transpose16(rows, staged, P, SP, true);
-        Cast(xBuf_.Get<float>(), rows[from * P], RoundMode::CAST_NONE, m * P);
-    }
-
-    // 16 x 16 transposes between [P channels, SP columns] and [SP rows, P channels]: a call per
-    // 16 columns, a repeat per 16 channels (toRows: staged -> rows; else rows -> staged)
-    __aicore__ inline void Transpose16(const LocalTensor<Elem>& rows, const LocalTensor<Elem>& staged,
-                                       uint32_t P, uint32_t SP, bool toRows)
-    {
-        const uint8_t reps = static_cast<uint8_t>(P / 16);
-        const uint16_t rowStep = reps == 1 ? 0 : 1;                           // 16 channels = one block
-        const uint16_t stagedStep = reps == 1 ? 0 : static_cast<uint16_t>(SP);  // 16 staged rows
-        LocalTensor<half> r = rows.ReinterpretCast<half>();
-        LocalTensor<half> s = staged.ReinterpretCast<half>();
-        for (uint32_t c = 0; c < SP; c += 16) {
-            LocalTensor<half> rowList[16];
-            LocalTensor<half> stagedList[16];
-            for (uint32_t i = 0; i < 16; ++i) {
-                rowList[i] = r[(c + i) * P];
-                stagedList[i] = s[i * SP + c];
-            }
-            if (toRows) {
-                TransDataTo5HD<half>(rowList, stagedList, TransDataTo5HDParams(false, false, reps, rowStep, stagedStep));
-            } else {
-                TransDataTo5HD<half>(stagedList, rowList, TransDataTo5HDParams(false, false, reps, stagedStep, rowStep));
+        for (uint32_t c0 = from / 16 * 16; c0 < from + m; c0 += 16) {
+            const uint32_t n = S - c0 < 16 ? S - c0 : 16;
+            for (uint32_t d0 = 0; d0 < D; d0 += W) {
+                const uint32_t chans = D - d0 < W ? D - d0 : W;
+                SyncPipes<HardEvent::V_MTE2>();    // the previous block is cast
+                DataCopyExtParams in(static_cast<uint16_t>(chans), n * sizeof(Elem), (S - n) * sizeof(Elem), 0, 0);
+                DataCopyPad(staged, stateGm_[(b * C + hc * D + d0) * S + c0], in,
+                            DataCopyPadExtParams<Elem>(false, 0, 0, static_cast<Elem>(0.0f)));
+                SyncPipes<HardEvent::MTE2_V>();
+                Transpose16(cols, staged, (chans + 15) / 16, true);
+                for (uint32_t j = c0 < from ? from : c0; j < c0 + n && j < from + m; ++j) {
+                    Cast(x[(j - from) * P + d0], cols[(j - c0) * W], RoundMode::CAST_NONE, chans);
+                }
             }
         }
     }
 
-    // history rows n..n+S (positions L-S..L of [state, x]) to stateOut[b, hc D + d, :]
+    // 16 x 16 transposes between staged [16 r channels, 16 columns] and cols [16 columns,
+    // stateChans channels]: one call, a repeat per 16 channels (toCols: staged -> cols)
+    __aicore__ inline void Transpose16(const LocalTensor<Elem>& cols, const LocalTensor<Elem>& staged,
+                                       uint32_t reps, bool toCols)
+    {
+        const uint32_t W = td_.stateChans;
+        const uint16_t colStep = reps == 1 ? 0 : 1;        // the next 16 channels: one block on
+        const uint16_t stagedStep = reps == 1 ? 0 : 16;    // 16 staged rows of one block
+        LocalTensor<half> c = cols.ReinterpretCast<half>();
+        LocalTensor<half> st = staged.ReinterpretCast<half>();
+        LocalTensor<half> colList[16];
+        LocalTensor<half> stagedList[16];
+        for (uint32_t i = 0; i < 16; ++i) {
+            colList[i] = c[i * W];
+            stagedList[i] = st[i * 16];
+        }
+        const TransDataTo5HDParams params(false, false, static_cast<uint8_t>(reps), toCols ? colStep : stagedStep,
+                                          toCols ? stagedStep : colStep);
+        if (toCols) {
+            TransDataTo5HD<half>(colList, stagedList, params);
+        } else {
+            TransDataTo5HD<half>(stagedList, colList, params);
+        }
+    }
+
+    // history rows n..n+S (positions L-S..L of [state, x]) to stateOut[b, hc D + d, :], by blocks
+    // of 16 columns x stateChans channels (the reverse of LoadState)
     __aicore__ inline void StoreState(uint64_t b, uint64_t hc, uint32_t n)
     {
-        const uint32_t D = td_.hidden, P = td_.rowPad, S = td_.history, SP = td_.historyPad;
+        const uint32_t D = td_.hidden, P = td_.rowPad, S = td_.history, W = td_.stateChans;
         LocalTensor<Elem> staged = workBuf_.Get<float>().ReinterpretCast<Elem>();
-        LocalTensor<Elem> rows = staged[P * SP];
+        LocalTensor<Elem> cols = staged[W * 16];
+        LocalTensor<float> x = xBuf_.Get<float>();
         const uint64_t C = static_cast<uint64_t>(td_.hc) * D;
-        SyncPipes<HardEvent::MTE3_V>();            // the output tile left the scratch's neighbour
-        Cast(rows, xBuf_.Get<float>()[n * P], RoundMode::CAST_RINT, S * P);
-        Transpose16(rows, staged, P, SP, false);
-        SyncPipes<HardEvent::V_MTE3>();
-        DataCopyExtParams out(static_cast<uint16_t>(D), S * sizeof(Elem), 0, 0, 0);
-        DataCopyPad(stateOutGm_[(b * C + hc * D) * S], staged, out);
+        for (uint32_t c0 = 0; c0 < S; c0 += 16) {
+            const uint32_t width = S - c0 < 16 ? S - c0 : 16;
+            for (uint32_t d0 = 0; d0 < D; d0 += W) {
+                const uint32_t chans = D - d0 < W ? D - d0 : W;
+                SyncPipes<HardEvent::MTE3_V>();    // the previous block is stored
+                for (uint32_t j = 0; j < width; ++j) {
+                    Cast(cols[j * W], x[(n + c0 + j) * P + d0], RoundMode::CAST_RINT, chans);
+                }
+                Transpose16(cols, staged, (chans + 15) / 16, false);
+                SyncPipes<HardEvent::V_MTE3>();
+                DataCopyExtParams out(static_cast<uint16_t>(chans), width * sizeof(Elem), 0, (S - width) * sizeof(Elem), 0);
+                DataCopyPad(stateOutGm_[(b * C + hc * D + d0) * S + c0], staged, out);
+            }
+        }
         SyncPipes<HardEvent::MTE3_V>();
     }
 
@@ -756,7 +782,6 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     td->taps = static_cast<uint32_t>(K);
     td->dilation = static_cast<uint32_t>(dilation);
     td->history = static_cast<uint32_t>(S);
-    td->historyPad = static_cast<uint32_t>((S + 15) / 16 * 16);
     td->wholeSums = D % 512 == 0 ? 1 : 0;
     td->stridedRows = td->rowPad / 8 <= 255 ? 1 : 0;
     if (!td->wholeSums && !td->stridedRows) {
@@ -774,20 +799,15 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     const uint32_t coreNum = platform.GetCoreNumAiv();
     const uint64_t reserve = @RESERVE@;
     const uint64_t eb = DtypeBytes(context->GetInputDesc(@P_KEYS@)->GetDataType());
-    const uint64_t P = td->rowPad, SP = td->historyPad;
+    const uint64_t P = td->rowPad;
     // per token row: keys / hidden / value tiles, two fp32 scratch tiles, its x row, the row
     // scalars and block, its sum partials; fixed: S history rows, w1 w2 and wc, K conv rows
     const uint64_t perRow = P * (3 * eb + 2 * 4 + 4) + 8 * 4 + 32 + (td->wholeSums ? P / 64 * 4 : 0);
     const uint64_t fixed = P * 4 * (S + 2 + K) + 64 * 4 + 8 * 1024;
-    // the scratch also stages the D x K conv block and its offsets, and the state's two layouts
-    const uint64_t staging = (P * (K + 1) > P * SP ? P * (K + 1) : P * SP) * 4;
-    if (ubSize <= reserve + fixed + staging + perRow) {
+    if (ubSize <= reserve + fixed + perRow) {
         return ge::GRAPH_FAILED;   // the history rows and the weights of one sequence do not fit UB
     }
     uint64_t tile = (ubSize - reserve - fixed) / perRow;
-    if (tile * 2 * P * 4 < staging) {   // the staging outgrows two tiles: it takes their room
-        tile = (ubSize - reserve - fixed - staging) / (perRow - 2 * P * 4);
-    }
     // spread the tokens over the cores, but keep a tile at least as long as the history it rebuilds
     uint64_t share = (B * HC * L + coreNum - 1) / coreNum;
     share = share < S ? S : share;
@@ -796,8 +816,17 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     tile = tile > 248 ? 248 : tile;
     tile = tile == 0 ? 1 : tile;
     td->tileRows = static_cast<uint32_t>(tile);
-    const uint64_t work = 2 * tile * P * 4;
-    td->workLen = static_cast<uint32_t>((work > staging ? work : staging) / 4);
+    // the scratch (two fp32 tiles) also stages, in chunks of channels, the conv weights (chans x K
+    // and chans offsets) and the state's blocks (chans x 16 twice, 16-bit)
+    // (the UB the tiles leave free widens the chunks: fewer rounds for short sequences)
+    const uint64_t work = 2 * tile * P;
+    const uint64_t room = work + (ubSize - reserve - fixed - tile * perRow) / 4;
+    const uint64_t weightChans = room / (K + 1) / 16 * 16;
+    const uint64_t stateChans = room / 16 / 16 * 16;
+    td->weightChans = static_cast<uint32_t>(weightChans == 0 ? 16 : (weightChans > P ? P : weightChans));
+    td->stateChans = static_cast<uint32_t>(stateChans == 0 ? 16 : (stateChans > P ? P : stateChans));
+    const uint64_t need = td->weightChans * (K + 1) > td->stateChans * 16 ? td->weightChans * (K + 1) : td->stateChans * 16;
+    td->workLen = static_cast<uint32_t>(work > need ? work : need);
     td->tilesPerSeq = (L + tile - 1) / tile;
     td->units = td->seqs * td->tilesPerSeq;
 
