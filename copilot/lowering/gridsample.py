@@ -522,7 +522,8 @@ private:
     }
 
     // Per axis of the chunk's points [p0, p0 + pn) of image n: the corner index (floor, or rounded for
-    // nearest; clamped to [-1, size]), the weights of it and of index + 1, their bounds masks (0 / 1).
+    // nearest; clamped to [-1, size]), the weights of it and of index + 1 and (volume in GM) their
+    // bounds masks (0 / 1).
     __aicore__ inline void AxisCoords(uint32_t n, uint32_t p0, uint32_t pn)
     {
         const uint32_t pc = td_.pc;
@@ -560,9 +561,11 @@ private:
             }
             Maxs(i, i, -1.0f, pc);                     // far corners: just outside (offsets stay exact)
             Mins(i, i, td_.size[k], pc);
-            InRange(Axis(k, ROW_V0), i, 0.0f, td_.size[k] - 1.0f);
-            if (td_.mode != MODE_NEAREST) {
-                InRange(Axis(k, ROW_V1), i, -1.0f, td_.size[k] - 2.0f);
+            if (!td_.inUb) {                           // volume in UB: CornersUb's own bounds terms
+                InRange(Axis(k, ROW_V0), i, 0.0f, td_.size[k] - 1.0f);
+                if (td_.mode != MODE_NEAREST) {
+                    InRange(Axis(k, ROW_V1), i, -1.0f, td_.size[k] - 2.0f);
+                }
             }
         }
     }
@@ -581,26 +584,47 @@ private:
         }
     }
 
-    // Volume in UB: corner k's byte offset in its volume's slot (out of bounds: the zero block's).
+    // Volume in UB: corner k's byte offset in its volume's slot. Per axis and side s (index + s) the
+    // index's byte term, or BIG when the index is outside the volume: a corner with an axis outside
+    // sums past the zero block and is clamped onto it (one Mins), a corner inside stays exact.
     __aicore__ inline void CornersUb()
     {
         const uint32_t pc = td_.pc;
-        LocalTensor<float> base = Tmp(0), valid = Tmp(3), sel = Tmp(4);
-        Muls(base, Axis(2, ROW_I), td_.size[1], pc);   // element index of corner 0: (z H + y) W + x
-        Add(base, base, Axis(1, ROW_I), pc);
-        Muls(base, base, td_.size[0], pc);
-        Add(base, base, Axis(0, ROW_I), pc);
-        const float zero = static_cast<float>(td_.zero);
-        const float hw = td_.size[0] * td_.size[1];
+        constexpr float BIG = 16777216.0f;
+        const float stride[3] = {static_cast<float>(sizeof(T)), td_.size[0] * static_cast<float>(sizeof(T)),
+                                 td_.size[0] * td_.size[1] * static_cast<float>(sizeof(T))};
+        LocalTensor<uint8_t> mask = maskBuf_.Get<uint8_t>();
+        const uint32_t sides = td_.mode == MODE_NEAREST ? 1 : 2;
+        for (uint32_t k = 0; k < 3; ++k) {
+            for (uint32_t s = 0; s < sides; ++s) {
+                LocalTensor<float> t = Axis(k, ROW_V0 + s);
+                Adds(t, Axis(k, ROW_I), static_cast<float>(s), pc);
+                Compares(mask, t, -0.5f, CMPMODE::GT, pc);
+                Select(t, mask, t, BIG, SELMODE::VSEL_TENSOR_SCALAR_MODE, pc);
+                Compares(mask, t, td_.size[k] - 0.5f, CMPMODE::LT, pc);
+                Select(t, mask, t, BIG, SELMODE::VSEL_TENSOR_SCALAR_MODE, pc);
+                Muls(t, t, stride[k], pc);
+            }
+        }
+        const float zeroBytes = static_cast<float>(td_.zero) * static_cast<float>(sizeof(T));
+        LocalTensor<float> yz = Tmp(0), wyz = Tmp(1), sel = Tmp(2);
         LocalTensor<uint32_t> off = offBuf_.Get<uint32_t>();
-        for (uint32_t k = 0; k < corners_; ++k) {       // torch's order: x fastest, then y, then z
-            const uint32_t dx = k & 1, dy = (k >> 1) & 1, dz = k >> 2;
-            CornerWeight(k, valid);
-            Adds(sel, base, static_cast<float>(dz) * hw + static_cast<float>(dy) * td_.size[0] + static_cast<float>(dx) - zero, pc);
-            Mul(sel, sel, valid, pc);
-            Adds(sel, sel, zero, pc);
-            Muls(sel, sel, static_cast<float>(sizeof(T)), pc);
-            Cast(off[k * pc].template ReinterpretCast<int32_t>(), sel, RoundMode::CAST_RINT, pc);
+        LocalTensor<float> wts = wBuf_.Get<float>();
+        for (uint32_t q = 0; q < sides * sides; ++q) {  // torch's order: x fastest, then y, then z
+            const uint32_t dz = q >> 1, dy = q & 1;
+            Add(yz, Axis(2, ROW_V0 + dz), Axis(1, ROW_V0 + dy), pc);
+            if (td_.mode != MODE_NEAREST) {
+                Mul(wyz, Axis(2, dz ? ROW_W1 : ROW_W0), Axis(1, dy ? ROW_W1 : ROW_W0), pc);
+            }
+            for (uint32_t dx = 0; dx < sides; ++dx) {
+                const uint32_t k = q * 2 + dx;
+                Add(sel, yz, Axis(0, ROW_V0 + dx), pc);
+                Mins(sel, sel, zeroBytes, pc);
+                Cast(off[k * pc].template ReinterpretCast<int32_t>(), sel, RoundMode::CAST_RINT, pc);
+                if (td_.mode != MODE_NEAREST) {
+                    Mul(wts[k * pc], wyz, Axis(0, dx ? ROW_W1 : ROW_W0), pc);
+                }
+            }
         }
     }
 
@@ -788,32 +812,49 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     td->zero = static_cast<uint32_t>((td->vol + epb - 1) / epb * epb);
     td->pitch = static_cast<uint32_t>(td->zero + epb);                 // each volume, then one zero block
     const uint64_t slot = static_cast<uint64_t>(td->pitch) * es;
-    // volumes in UB: chunks of up to 256 points (fewer when that lets a volume fit), as many channels
-    // per group as fit beside them; the offsets must stay exact in fp32 (below 2^24 elements)
-    uint64_t pc = 256;
-    while (pc > 64 && ubSize < reserve + pc * perPoint + slot) {
+    // Chunk size and channels per group: the pair with the fewest vector cycles per output element,
+    // counting the ops of the corner tables (once per chunk, shared by the group's channels) and of the
+    // blend (per channel), each op an issue (about 12 cycles) plus one repeat per 64 points. Volume in
+    // UB when a channel's volume fits beside the chunk's buffers (and stays exact in fp32 offsets);
+    // else volume in GM, staging a 32-byte block per (point, corner pair, channel).
+    const double tableOps = corners == 8 ? 130.0 : 60.0, blendOps = corners == 8 ? 25.0 : 2.0;
+    const uint64_t perPointGm = perPoint + 5 * 4 + 4 + corners * 4 / 8 + 1;
+    const bool fitsUb = ubSize > reserve + 64 * perPoint + slot && td->pitch < (1u << 24);
+    if (!fitsUb && static_cast<uint64_t>(td->vol) * es > 0xffffffffull) {
+        return ge::GRAPH_FAILED;   // a volume beyond the DMA's 32-bit row stride
+    }
+    uint64_t pc = 0, cg = 0;
+    double best = 0.0;
+    for (uint64_t cand = 64; cand <= 2048; cand *= 2) {
+        const uint64_t fixed = reserve + cand * (fitsUb ? perPoint : perPointGm);
+        const uint64_t per = fitsUb ? slot : cand * 4 * 32;
+        if (ubSize <= fixed + per) {
+            break;
+        }
+        uint64_t g = (ubSize - fixed) / per;
+        g = g > td->c ? td->c : g;
+        g = g > 4095 ? 4095 : g;                                          // DMA rows: uint16
+        const double cost = (tableOps / static_cast<double>(g) + blendOps) * (12.0 + cand / 64.0) / cand;
+        if (pc == 0 || cost < best) {
+            pc = cand;
+            cg = g;
+            best = cost;
+        }
+        if (cand >= td->p) {
+            break;                                                        // one chunk holds the image
+        }
+    }
+    if (pc == 0) {
+        return ge::GRAPH_FAILED;   // not even 64 points and one channel fit UB
+    }
+    td->inUb = fitsUb ? 1 : 0;
+    // idle cores: volume in GM, smaller chunks first (a channel split repeats every point's DMAs);
+    // then fewer channels per group
+    uint64_t groups = (td->c + cg - 1) / cg;
+    while (!fitsUb && pc > 64 && td->n * groups * ((td->p + pc - 1) / pc) < coreNum) {
         pc /= 2;
     }
-    uint64_t cg = 0;
-    if (ubSize >= reserve + pc * perPoint + slot && td->pitch < (1u << 24)) {
-        td->inUb = 1;
-        cg = (ubSize - reserve - pc * perPoint) / slot;
-    } else {
-        // volume in GM: chunks of 64 points, a 32-byte staging block per (point, corner pair, channel)
-        // for as many channels as fit; per point one DMA per pair brings the group's channels
-        pc = 64;
-        const uint64_t perPointGm = perPoint + 5 * 4 + 4 + corners * 4 / 8 + 1;
-        if (ubSize < reserve + pc * perPointGm + pc * 4 * 32 || static_cast<uint64_t>(td->vol) * es > 0xffffffffull) {
-            return ge::GRAPH_FAILED;   // no staging room, or a volume beyond the DMA's 32-bit row stride
-        }
-        td->inUb = 0;
-        cg = (ubSize - reserve - pc * perPointGm) / (pc * 4 * 32);
-        cg = cg > 4095 ? 4095 : cg;                                       // DMA rows: uint16
-    }
-    cg = cg > td->c ? td->c : cg;
-    uint64_t chunks = (td->p + pc - 1) / pc;
-    // fewer channels per group when the units would leave cores idle
-    uint64_t groups = (td->c + cg - 1) / cg;
+    const uint64_t chunks = (td->p + pc - 1) / pc;
     if (td->n * groups * chunks < coreNum) {
         const uint64_t want = (coreNum + td->n * chunks - 1) / (td->n * chunks);
         groups = want > td->c ? td->c : (want > groups ? want : groups);
