@@ -435,7 +435,7 @@ private:
             pipe_.InitBuffer(accNarrowBuf_, bins * cb * sizeof(T));
         }
         pipe_.InitBuffer(runQue_, 2, 2 * td_.runPixels * cb * sizeof(float));
-        pipe_.InitBuffer(valBuf_, 2 * cb * sizeof(float));
+        pipe_.InitBuffer(valBuf_, cb * sizeof(float));
         pipe_.InitBuffer(countBuf_, cb * sizeof(float));
         pipe_.InitBuffer(outQue_, 1, cb * td_.binPitch * sizeof(T));
         pipe_.InitBuffer(binTableBuf_, 8 * td_.binPitch * sizeof(uint32_t));
@@ -507,7 +507,12 @@ private:
         gridW_ = gw < 0.0f ? 0 : static_cast<int32_t>(gw);
         gridH_ = gridH_ > static_cast<int32_t>(td_.height) ? static_cast<int32_t>(td_.height) : gridH_;
         gridW_ = gridW_ > static_cast<int32_t>(td_.width) ? static_cast<int32_t>(td_.width) : gridW_;
-        Duplicate(countBuf_.Get<float>(), count, static_cast<int32_t>(td_.cBlock));
+        count_ = count;
+        const uint32_t whole = static_cast<uint32_t>(count);
+        countPow2_ = static_cast<float>(whole) == count && (whole & (whole - 1)) == 0;
+        if (!countPow2_) {
+            Duplicate(countBuf_.Get<float>(), count, static_cast<int32_t>(td_.cBlock));
+        }
     }
 
     // Sample column k = pw * gridW + ix of the ROI.
@@ -538,8 +543,9 @@ private:
         const int32_t len = static_cast<int32_t>(cb);
         LocalTensor<float> acc = accBuf_.Get<float>();
         LocalTensor<float> val = valBuf_.Get<float>();
-        LocalTensor<float> part = val[cb];
-        Duplicate(acc, 0.0f, static_cast<int32_t>(rows * td_.pooledW * cb));
+        if (gridH_ == 0 || gridW_ == 0) {
+            Duplicate(acc, 0.0f, static_cast<int32_t>(rows * td_.pooledW * cb));     // no samples: 0 / count
+        }
         const uint32_t columns = td_.pooledW * static_cast<uint32_t>(gridW_);
         for (uint32_t ph = ph0; ph < ph0 + rows; ++ph) {
             for (int32_t iy = 0; iy < gridH_; ++iy) {
@@ -574,19 +580,25 @@ private:
                         const uint32_t lowAt = static_cast<uint32_t>(cx.low - start.low) * cb;
                         const uint32_t highCol = static_cast<uint32_t>(cx.high - start.low) * cb;
                         LocalTensor<float> bin = acc[((ph - ph0) * td_.pooledW + s / static_cast<uint32_t>(gridW_)) * cb];
-                        Muls(val, run[lowAt], hy * hx, len);
-                        Muls(part, run[highCol], hy * cx.l, len);
-                        Add(val, val, part, len);
-                        Muls(part, run[highAt + lowAt], cy.l * hx, len);
-                        Add(val, val, part, len);
-                        Muls(part, run[highAt + highCol], cy.l * cx.l, len);
-                        Add(val, val, part, len);
-                        Add(bin, bin, val, len);
+                        // the bin's first sample starts its sum, the others are added in (iy, ix) order
+                        const bool first = iy == 0 && s % static_cast<uint32_t>(gridW_) == 0;
+                        const LocalTensor<float>& sample = first ? bin : val;
+                        Muls(sample, run[lowAt], hy * hx, len);
+                        Axpy(sample, run[highCol], hy * cx.l, len);
+                        Axpy(sample, run[highAt + lowAt], cy.l * hx, len);
+                        Axpy(sample, run[highAt + highCol], cy.l * cx.l, len);
+                        if (!first) {
+                            Add(bin, bin, val, len);
+                        }
                     }
                     runQue_.FreeTensor(run);
                     k = end;
                 }
             }
+        }
+        if (countPow2_) {                     // 1 / count is exact: one multiply over the block
+            Muls(acc, acc, 1.0f / count_, static_cast<int32_t>(rows * td_.pooledW * cb));
+            return;
         }
         LocalTensor<float> count = countBuf_.Get<float>();
         for (uint32_t j = 0; j < rows * td_.pooledW; ++j) {
@@ -647,6 +659,8 @@ private:
     uint64_t image_ = 0;
     float startW_ = 0.0f, startH_ = 0.0f, binW_ = 0.0f, binH_ = 0.0f, stepW_ = 0.0f, stepH_ = 0.0f;
     int32_t gridH_ = 0, gridW_ = 0;
+    float count_ = 1.0f;                        // samples a bin's sum is divided by
+    bool countPow2_ = true;
 };
 
 extern "C" __global__ __aicore__ void @NAME@_custom(@ARGS@, GM_ADDR workspace, GM_ADDR tiling)
@@ -707,36 +721,49 @@ _TILING = r"""@TILING_HEAD@    const gert::Shape& xs = context->GetInputShape(0)
     td->tChannelBlocks = (td->cPitch + td->tChannels - 1) / td->tChannels;
     td->tPixelBlocks = static_cast<uint32_t>((hw + td->tPixels - 1) / td->tPixels);
     td->tUnits = static_cast<uint64_t>(td->batch) * td->tChannelBlocks * td->tPixelBlocks;
-    // phase 2: channel blocks of at most 256 (the corner vectors), bin rows whose fp32 sums fit 32 KB
+    // phase 2: the widest channel block (up to 1024: each vector instruction's issue cost is paid per
+    // block) whose bin rows' fp32 sums fit 32 KB and that leaves UB for runs of 8 pixels
     constexpr uint64_t ACC_BYTES = 32 * 1024;
-    uint32_t cBlocks = (td->cPitch + 255) / 256;
-    uint32_t cb = ((td->cPitch + cBlocks - 1) / cBlocks + 7) / 8 * 8;
-    const uint32_t fitC = static_cast<uint32_t>(ACC_BYTES / (4 * td->pooledW) / 8 * 8);
-    if (fitC == 0) {
+    const uint64_t wantPixels = td->width + 1 < 8 ? td->width + 1 : 8;
+    for (uint32_t cBlocks = (td->cPitch + 1023) / 1024; cBlocks <= td->cPitch / 8; ++cBlocks) {
+        const uint32_t cb = ((td->cPitch + cBlocks - 1) / cBlocks + 7) / 8 * 8;
+        if (4ULL * td->pooledW * cb > ACC_BYTES) {
+            continue;
+        }
+        // bin rows per unit: what the sums fit, fewer while that leaves under 4 units per core
+        // (a unit's time grows with its bins; short units balance the cores)
+        uint32_t rows = static_cast<uint32_t>(ACC_BYTES / (4ULL * td->pooledW * cb));
+        rows = rows > td->pooledH ? td->pooledH : rows;
+        const uint64_t perRoi = (td->cPitch + cb - 1) / cb * static_cast<uint64_t>(td->rois);
+        const uint64_t groups = (4ULL * coreNum + perRoi - 1) / perRoi;
+        const uint64_t balanced = (td->pooledH + groups - 1) / groups;
+        rows = balanced < rows ? static_cast<uint32_t>(balanced) : rows;
+        rows = rows == 0 ? 1 : rows;
+        const uint32_t binPitch = (rows * td->pooledW + 15) / 16 * 16;
+        const uint64_t bins = static_cast<uint64_t>(rows) * td->pooledW;
+        const uint64_t fixed = bins * cb * (4 + (es == 4 ? 0 : es)) + static_cast<uint64_t>(cb) * binPitch * es +
+                               3ULL * cb * 4 + 8ULL * binPitch * 4 + 64;
+        // row runs: two slots of (low row, high row) x runPixels x cBlock floats, with the rest of UB
+        uint64_t runPixels = room > fixed ? (room - fixed) / (2ULL * 2 * cb * 4) : 0;
+        runPixels = runPixels > td->width + 1ULL ? td->width + 1ULL : runPixels;
+        runPixels = runPixels > 4095 ? 4095 : runPixels;
+        if (runPixels < wantPixels && cb > 8) {
+            continue;
+        }
+        if (runPixels < 2) {
+            return ge::GRAPH_FAILED;   // a sample's two columns must fit one run
+        }
+        td->cBlock = cb;
+        td->cBlocks = (td->cPitch + cb - 1) / cb;
+        td->binRows = rows;
+        td->rowGroups = (td->pooledH + rows - 1) / rows;
+        td->binPitch = binPitch;
+        td->runPixels = static_cast<uint32_t>(runPixels);
+        break;
+    }
+    if (td->cBlock == 0) {
         return ge::GRAPH_FAILED;
     }
-    cb = cb > fitC ? fitC : cb;
-    td->cBlock = cb;
-    td->cBlocks = (td->cPitch + cb - 1) / cb;
-    uint32_t rows = static_cast<uint32_t>(ACC_BYTES / (4ULL * td->pooledW * cb));
-    rows = rows > td->pooledH ? td->pooledH : (rows == 0 ? 1 : rows);
-    td->binRows = rows;
-    td->rowGroups = (td->pooledH + rows - 1) / rows;
-    td->binPitch = (rows * td->pooledW + 15) / 16 * 16;
-    const uint64_t bins = static_cast<uint64_t>(rows) * td->pooledW;
-    const uint64_t fixed = bins * cb * (4 + (es == 4 ? 0 : es)) + static_cast<uint64_t>(cb) * td->binPitch * es +
-                           3ULL * cb * 4 + 8ULL * td->binPitch * 4 + 64;
-    if (room <= fixed) {
-        return ge::GRAPH_FAILED;
-    }
-    // row runs: two slots of (low row, high row) x runPixels x cBlock floats, with the rest of UB
-    uint64_t runPixels = (room - fixed) / (2ULL * 2 * cb * 4);
-    runPixels = runPixels > td->width + 1ULL ? td->width + 1ULL : runPixels;
-    runPixels = runPixels > 4095 ? 4095 : runPixels;
-    if (runPixels < 2) {
-        return ge::GRAPH_FAILED;   // a sample's two columns must fit one run
-    }
-    td->runPixels = static_cast<uint32_t>(runPixels);
     td->units = static_cast<uint64_t>(td->rois) * td->cBlocks * td->rowGroups;
     // every core takes part in both phases (SyncAll between them)
     uint64_t blockDim = td->tUnits > td->units ? td->tUnits : td->units;
