@@ -129,6 +129,11 @@ def build_plan(task) -> Plan:
     sampled = plan_grid_sample(task)  # 3-D grid_sample (trilinear / nearest at grid points): its own kernel
     if sampled is not None:
         return sampled
+    from copilot.lowering.resize import plan_resize
+
+    resized = plan_resize(task)       # bilinear resize of [N, C, H, W] (gathers by computed index): its own kernel
+    if resized is not None:
+        return resized
     from copilot.lowering.conv import plan_conv
 
     convolved = plan_conv(task)       # a 2-D convolution: depthwise on the vector unit, else img2col + cube
