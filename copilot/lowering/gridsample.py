@@ -411,7 +411,7 @@ public:
             Fill(volBuf_.template Get<T>(), 0.0f, td_.cg * td_.pitch);      // the zero blocks after the volumes
         } else {
             pipe_.InitBuffer(stageBuf_, td_.cg * pc * 4 * 32);
-            pipe_.InitBuffer(idxBuf_, 5 * pc * sizeof(int32_t));
+            pipe_.InitBuffer(idxBuf_, 9 * pc * sizeof(int32_t));
             pipe_.InitBuffer(vmaskBuf_, corners_ * MaskPitch());
             pipe_.InitBuffer(blockBuf_, pc * sizeof(float));
         }
@@ -522,8 +522,8 @@ private:
     }
 
     // Per axis of the chunk's points [p0, p0 + pn) of image n: the corner index (floor, or rounded for
-    // nearest; clamped to [-1, size]), the weights of it and of index + 1 and (volume in GM) their
-    // bounds masks (0 / 1).
+    // nearest), the weights of it and of index + 1 and, volume in GM, the index clamped to [-1, size]
+    // and the bounds masks (0 / 1) of both.
     __aicore__ inline void AxisCoords(uint32_t n, uint32_t p0, uint32_t pn)
     {
         const uint32_t pc = td_.pc;
@@ -559,9 +559,9 @@ private:
                 Muls(Axis(k, ROW_W0), w1, -1.0f, pc);
                 Adds(Axis(k, ROW_W0), Axis(k, ROW_W0), 1.0f, pc);
             }
-            Maxs(i, i, -1.0f, pc);                     // far corners: just outside (offsets stay exact)
-            Mins(i, i, td_.size[k], pc);
             if (!td_.inUb) {                           // volume in UB: CornersUb's own bounds terms
+                Maxs(i, i, -1.0f, pc);                 // far corners: just outside
+                Mins(i, i, td_.size[k], pc);
                 InRange(Axis(k, ROW_V0), i, 0.0f, td_.size[k] - 1.0f);
                 if (td_.mode != MODE_NEAREST) {
                     InRange(Axis(k, ROW_V1), i, -1.0f, td_.size[k] - 2.0f);
@@ -649,6 +649,15 @@ private:
         Maxs(xl, Axis(0, ROW_I), 0.0f, pc);
         Mins(xl, xl, td_.size[0] > 1.0f ? td_.size[0] - 2.0f : 0.0f, pc);
         Cast(rows[4 * pc], xl, RoundMode::CAST_RINT, pc);
+        // rows 5 + q: element offset (z h + y) w + x of pair q (dz = q >> 1, dy = q & 1) in the volume
+        const uint32_t pairs = td_.mode == MODE_NEAREST ? 1 : 4;
+        for (uint32_t q = 0; q < pairs; ++q) {
+            LocalTensor<int32_t> at = rows[(5 + q) * pc];
+            Muls(at, rows[(q >> 1) * pc], static_cast<int32_t>(td_.h), pc);
+            Add(at, at, rows[(2 + (q & 1)) * pc], pc);
+            Muls(at, at, static_cast<int32_t>(td_.w), pc);
+            Add(at, at, rows[4 * pc], pc);
+        }
         LocalTensor<uint32_t> off = offBuf_.Get<uint32_t>();
         LocalTensor<uint8_t> masks = vmaskBuf_.Get<uint8_t>();
         for (uint32_t k = 0; k < corners_; ++k) {
@@ -669,17 +678,13 @@ private:
         SyncPipes<HardEvent::V_S>();
         SyncPipes<HardEvent::V_MTE2>();                // the previous chunk's Gathers are done with it
         LocalTensor<T> stage = stageBuf_.template Get<T>();
-        const uint32_t pairs = td_.mode == MODE_NEAREST ? 1 : 4;
         const uint32_t len = td_.w > 1 ? 2 : 1;
         const uint64_t first = (static_cast<uint64_t>(n) * td_.c + c0) * td_.vol;
         DataCopyExtParams in(static_cast<uint16_t>(cn), len * sizeof(T), (td_.vol - len) * sizeof(T), pc * 4 - 1, 0);
         for (uint32_t j = 0; j < pn; ++j) {
-            const uint32_t x = static_cast<uint32_t>(rows.GetValue(4 * pc + j));
             for (uint32_t q = 0; q < pairs; ++q) {
-                const uint32_t z = static_cast<uint32_t>(rows.GetValue((q >> 1) * pc + j));
-                const uint32_t y = static_cast<uint32_t>(rows.GetValue((2 + (q & 1)) * pc + j));
-                DataCopyPad(stage[(j * 4 + q) * (32 / sizeof(T))],
-                            xGm_[first + (static_cast<uint64_t>(z) * td_.h + y) * td_.w + x], in,
+                const uint32_t at = static_cast<uint32_t>(rows.GetValue((5 + q) * pc + j));
+                DataCopyPad(stage[(j * 4 + q) * (32 / sizeof(T))], xGm_[first + at], in,
                             DataCopyPadExtParams<T>(false, 0, 0, static_cast<T>(0.0f)));
             }
         }
@@ -818,7 +823,7 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     // UB when a channel's volume fits beside the chunk's buffers (and stays exact in fp32 offsets);
     // else volume in GM, staging a 32-byte block per (point, corner pair, channel).
     const double tableOps = corners == 8 ? 130.0 : 60.0, blendOps = corners == 8 ? 25.0 : 2.0;
-    const uint64_t perPointGm = perPoint + 5 * 4 + 4 + corners * 4 / 8 + 1;
+    const uint64_t perPointGm = perPoint + 9 * 4 + 4 + corners * 4 / 8 + 1;
     const bool fitsUb = ubSize > reserve + 64 * perPoint + slot && td->pitch < (1u << 24);
     if (!fitsUb && static_cast<uint64_t>(td->vol) * es > 0xffffffffull) {
         return ge::GRAPH_FAILED;   // a volume beyond the DMA's 32-bit row stride
