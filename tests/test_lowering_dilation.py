@@ -100,9 +100,11 @@ def test_shapes_strides_and_modes_the_public_cases_do_not_show(tmp_path):
         # explicit pads, ceil_mode on, rows above and below the image
         ([1, 6, 8, 16], [3, 3, 16], "float16", {"padding_mode": "EXPLICIT", "pads": [2, 1, 1, 2],
                                                 "ceil_mode": True, "strides": [1, 2, 2, 1]}),
+        # a 16 x 16 filter of 1024 channels: channel blocks sized so its taps fit UB
+        ([1, 3, 5, 1024], [16, 16, 1024], "float16", {}),
     ])
     assert not plan_task(task).unserved
-    assert len(_check(task, tmp_path).cases) == 3
+    assert len(_check(task, tmp_path).cases) == 4
 
 
 def test_a_layout_and_a_dtype_it_does_not_serve_are_refused_with_a_reason(tmp_path, cli):

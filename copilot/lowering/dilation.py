@@ -708,6 +708,14 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     const uint32_t maxBlocks = 255 / static_cast<uint32_t>(td->sw);
     blocks = blocks > maxBlocks ? maxBlocks : blocks;
     blocks = blocks > 128 ? 128 : blocks;           // at most 4 KB of channels per pixel
+    // and the filter's taps and two windows of input pixels in half the UB (a 16 x 16 filter of 1024
+    // channels takes more than all of it)
+    const uint64_t window = static_cast<uint64_t>(td->kw - 1) * td->rw + 1;
+    const uint64_t fitBlocks = ubSize / 2 / ((static_cast<uint64_t>(td->kh) * td->kw + 2 * window) * 32);
+    if (fitBlocks == 0) {
+        return ge::GRAPH_FAILED;
+    }
+    blocks = blocks > fitBlocks ? static_cast<uint32_t>(fitBlocks) : blocks;
     td->cBlocks = (td->c + blocks * epb - 1) / (blocks * epb);
     td->cbp = ((td->c + td->cBlocks - 1) / td->cBlocks + epb - 1) / epb * epb;
     // packed pixels: one block of c channels that are not whole blocks and make bursts under 512 B;
@@ -728,7 +736,6 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     const uint64_t reserve = @RESERVE@;
     const uint64_t pixelBytes = static_cast<uint64_t>(td->cbp) * es;
     const uint64_t packedBytes = td->packed ? static_cast<uint64_t>(td->c) * es : 0;
-    const uint64_t window = static_cast<uint64_t>(td->kw - 1) * td->rw + 1;
     const uint64_t fixed = reserve + static_cast<uint64_t>(td->kh) * td->kw * pixelBytes + 2 * window * pixelBytes +
                            (td->packed ? 2 * window * packedBytes + 2 * pixelBytes + 4 * 3 * static_cast<uint64_t>(td->group) * (td->cbp + td->c) + 256 : 0);
     const uint64_t perPixel = (3 + 2 * static_cast<uint64_t>(td->sw)) * pixelBytes + (2 * td->sw + 2) * packedBytes;
