@@ -341,6 +341,16 @@ public:
         pipe_.InitBuffer(blockBuf_, slots * 8 * sizeof(float)); // one 32-byte block per row (Brcb)
         pipe_.InitBuffer(partBuf_, (td_.wholeSums ? slots * (P / 64) : 64) * sizeof(float));
         Duplicate(rowBuf_.Get<float>(), 0.0f, 8 * slots);
+        // GatherMask pattern of one 256-byte repeat (128 16-bit lanes, 128 / SP channels of SP
+        // columns): the first S columns of each channel
+        pipe_.InitBuffer(patternBuf_, 32);
+        LocalTensor<uint16_t> pattern = patternBuf_.Get<uint16_t>();
+        const uint32_t words = StatePitch() / 16;
+        for (uint32_t w = 0; w < 8; ++w) {
+            const int32_t left = static_cast<int32_t>(td_.history) - 16 * static_cast<int32_t>(w % words);
+            pattern.SetValue(w, static_cast<uint16_t>(left >= 16 ? 0xFFFFu : (left <= 0 ? 0u : (1u << left) - 1u)));
+        }
+        SyncPipes<HardEvent::S_V>();
     }
 
     // phase 1: every core's tokens to x and g in the workspace; phase 2: the conv of each tile
@@ -456,7 +466,7 @@ private:
                 DataCopyPad(staged, stateGm_[(b * C + hc * D + d0) * S + c0], in,
                             DataCopyPadExtParams<Elem>(false, 0, 0, static_cast<Elem>(0.0f)));
                 SyncPipes<HardEvent::MTE2_V>();
-                Transpose16(cols, staged, (chans + 15) / 16, true);
+                Transpose16(cols, staged, (chans + 15) / 16, 16, true);
                 for (uint32_t j = c0 < from ? from : c0; j < c0 + n && j < from + m; ++j) {
                     Cast(x[(j - from) * P + d0], cols[(j - c0) * W], RoundMode::CAST_NONE, chans);
                 }
@@ -464,21 +474,32 @@ private:
         }
     }
 
-    // 16 x 16 transposes between staged [16 r channels, 16 columns] and cols [16 columns,
+    // a channel's columns in the staged state block: S rounded up to a power of two >= 16, so a
+    // 256-byte repeat (128 16-bit lanes) holds whole channels for the GatherMask
+    __aicore__ inline uint32_t StatePitch() const
+    {
+        uint32_t pitch = 16;
+        while (pitch < td_.history) {
+            pitch *= 2;
+        }
+        return pitch;
+    }
+
+    // 16 x 16 transposes between staged [channels, pitch] (16 columns of it) and cols [16 columns,
     // stateChans channels]: one call, a repeat per 16 channels (toCols: staged -> cols)
     __aicore__ inline void Transpose16(const LocalTensor<Elem>& cols, const LocalTensor<Elem>& staged,
-                                       uint32_t reps, bool toCols)
+                                       uint32_t reps, uint32_t pitch, bool toCols)
     {
         const uint32_t W = td_.stateChans;
-        const uint16_t colStep = reps == 1 ? 0 : 1;        // the next 16 channels: one block on
-        const uint16_t stagedStep = reps == 1 ? 0 : 16;    // 16 staged rows of one block
+        const uint16_t colStep = reps == 1 ? 0 : 1;                                  // 16 channels on
+        const uint16_t stagedStep = reps == 1 ? 0 : static_cast<uint16_t>(pitch);   // 16 staged rows
         LocalTensor<half> c = cols.ReinterpretCast<half>();
         LocalTensor<half> st = staged.ReinterpretCast<half>();
         LocalTensor<half> colList[16];
         LocalTensor<half> stagedList[16];
         for (uint32_t i = 0; i < 16; ++i) {
             colList[i] = c[i * W];
-            stagedList[i] = st[i * 16];
+            stagedList[i] = st[i * pitch];
         }
         const TransDataTo5HDParams params(false, false, static_cast<uint8_t>(reps), toCols ? colStep : stagedStep,
                                           toCols ? stagedStep : colStep);
@@ -490,27 +511,33 @@ private:
     }
 
     // history rows n..n+S (positions L-S..L of [state, x]) to stateOut[b, hc D + d, :], by blocks
-    // of 16 columns x stateChans channels (the reverse of LoadState)
+    // of stateChans channels: a Cast a column into cols [SP, chans], 16 x 16 transposes to
+    // [chans, SP], a GatherMask that keeps the S columns of every channel (dense [chans, S], as in
+    // GM) and one contiguous copy out (not chans rows of S: short rows move slowly)
     __aicore__ inline void StoreState(uint64_t b, uint64_t hc, uint32_t n)
     {
         const uint32_t D = td_.hidden, P = td_.rowPad, S = td_.history, W = td_.stateChans;
-        LocalTensor<Elem> staged = workBuf_.Get<float>().ReinterpretCast<Elem>();
-        LocalTensor<Elem> cols = staged[W * 16];
+        const uint32_t SP = StatePitch();
+        LocalTensor<Elem> cols = workBuf_.Get<float>().ReinterpretCast<Elem>();   // SP x W
+        LocalTensor<Elem> staged = cols[SP * W];                                   // W x SP
+        LocalTensor<Elem> dense = staged[(W * SP + 127) / 128 * 128];              // W x S
         LocalTensor<float> x = xBuf_.Get<float>();
         const uint64_t C = static_cast<uint64_t>(td_.hc) * D;
-        for (uint32_t c0 = 0; c0 < S; c0 += 16) {
-            const uint32_t width = S - c0 < 16 ? S - c0 : 16;
-            for (uint32_t d0 = 0; d0 < D; d0 += W) {
-                const uint32_t chans = D - d0 < W ? D - d0 : W;
-                SyncPipes<HardEvent::MTE3_V>();    // the previous block is stored
-                for (uint32_t j = 0; j < width; ++j) {
-                    Cast(cols[j * W], x[(n + c0 + j) * P + d0], RoundMode::CAST_RINT, chans);
-                }
-                Transpose16(cols, staged, (chans + 15) / 16, false);
-                SyncPipes<HardEvent::V_MTE3>();
-                DataCopyExtParams out(static_cast<uint16_t>(chans), width * sizeof(Elem), 0, (S - width) * sizeof(Elem), 0);
-                DataCopyPad(stateOutGm_[(b * C + hc * D + d0) * S + c0], staged, out);
+        for (uint32_t d0 = 0; d0 < D; d0 += W) {
+            const uint32_t chans = D - d0 < W ? D - d0 : W;
+            SyncPipes<HardEvent::MTE3_V>();        // the previous block is stored
+            for (uint32_t j = 0; j < S; ++j) {
+                Cast(cols[j * W], x[(n + j) * P + d0], RoundMode::CAST_RINT, chans);
             }
+            for (uint32_t c0 = 0; c0 < SP; c0 += 16) {
+                Transpose16(cols[c0 * W], staged[c0], (chans + 15) / 16, SP, false);
+            }
+            uint64_t kept = 0;
+            GatherMask(dense.ReinterpretCast<half>(), staged.ReinterpretCast<half>(), patternBuf_.Get<uint16_t>(), false, 0,
+                       GatherMaskParams(1, static_cast<uint16_t>((chans * SP + 127) / 128), 8, 0), kept);
+            SyncPipes<HardEvent::V_MTE3>();
+            DataCopyExtParams out(1, chans * S * sizeof(Elem), 0, 0, 0);
+            DataCopyPad(stateOutGm_[(b * C + hc * D + d0) * S], dense, out);
         }
         SyncPipes<HardEvent::MTE3_V>();
     }
@@ -762,6 +789,7 @@ private:
     TBuf<QuePosition::VECCALC> rowBuf_;
     TBuf<QuePosition::VECCALC> blockBuf_;
     TBuf<QuePosition::VECCALC> partBuf_;
+    TBuf<QuePosition::VECCALC> patternBuf_;
     GlobalTensor<Elem> keysGm_;
     GlobalTensor<Elem> hiddenGm_;
     GlobalTensor<Elem> valueGm_;
@@ -805,6 +833,9 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
         return ge::GRAPH_FAILED;   // the golden's shape checks
     }
     const uint64_t S = (K - 1) * static_cast<uint64_t>(dilation);
+    if (S > 128) {
+        return ge::GRAPH_FAILED;   // the state's GatherMask pattern covers channels of up to 128 columns
+    }
     const gert::StorageShape* stateShape = context->GetOptionalInputShape(@P_STATE@);
     td->hasState = stateShape != nullptr ? 1 : 0;
     if (td->hasState) {
@@ -859,10 +890,16 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     const uint64_t work = 2 * tile * P;
     const uint64_t room = work + (ubSize - reserve - fixed - tile * perRow) / 4;
     const uint64_t weightChans = room / (K + 1) / 16 * 16;
-    const uint64_t stateChans = room / 16 / 16 * 16;
+    // a state block: cols and staged (SP 16-bit lanes a channel each) and the dense copy (S)
+    uint64_t SP = 16;                 // S rounded up to a power of two (the kernel's StatePitch)
+    while (SP < S) {
+        SP *= 2;
+    }
+    const uint64_t stateChans = (room - 128) / ((2 * SP + S + 1) / 2) / 16 * 16;
     td->weightChans = static_cast<uint32_t>(weightChans == 0 ? 16 : (weightChans > P ? P : weightChans));
     td->stateChans = static_cast<uint32_t>(stateChans == 0 ? 16 : (stateChans > P ? P : stateChans));
-    const uint64_t need = td->weightChans * (K + 1) > td->stateChans * 16 ? td->weightChans * (K + 1) : td->stateChans * 16;
+    const uint64_t stateNeed = td->stateChans * ((2 * SP + S + 1) / 2) + 128;
+    const uint64_t need = td->weightChans * (K + 1) > stateNeed ? td->weightChans * (K + 1) : stateNeed;
     td->workLen = static_cast<uint32_t>(work > need ? work : need);
     td->tilesPerSeq = (L + tile - 1) / tile;
     td->units = td->seqs * td->tilesPerSeq;
