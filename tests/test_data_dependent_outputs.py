@@ -226,3 +226,20 @@ def test_the_registration_marks_a_data_dependent_output(tmp_path, mark, ok):
     assert b.ok is ok and bool(opdef) is not ok, b.diagnostics
     if not ok:
         assert "output 'y' of task pos_select has a data-dependent length" in opdef[0].message
+
+
+def test_the_opdef_given_to_the_model_marks_the_data_dependent_output_and_builds(tmp_path):
+    """The registration generation 1 is told to copy as it is (prompts.registration) marks y, and
+    the kernel built with it passes the OpDef check (it was unmarked: a model that copied it was
+    refused with L4.OPDEF_MISMATCH)."""
+    from copilot.agents.prompts import registration
+    from copilot.backends.sim import build
+    from copilot.export.opdef import task_opdef
+
+    task = load_task(_task(tmp_path))
+    text = registration(task)
+    assert '.UnknownShapeFormat({ge::FORMAT_ND})\n            .OutputShapeDependOnCompute();' in text
+    assert text.count("OutputShapeDependOnCompute") == 1          # y only, not the input
+    src = "#define LENGTH m\n#define WRITE_SHAPE 1\n" + _KERNEL + task_opdef(task, "PosSelect")
+    b = build(src, task, ["float32", "float32"])
+    assert b.ok and not [d for d in b.diagnostics if d.id == "L4.OPDEF_MISMATCH"], b.diagnostics

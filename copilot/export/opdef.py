@@ -43,17 +43,20 @@ def dtype_columns(tensors) -> list[tuple[str, ...]]:
     return [tuple(c[groups.index(d)] for d in lists) for c in combos]
 
 
-def opdef_source(op_type: str, task: str, inputs, outputs, attrs, socs, optional=()) -> str:
+def opdef_source(op_type: str, task: str, inputs, outputs, attrs, socs, optional=(), shape_on_compute=()) -> str:
     """`namespace ops { class <op_type> : public OpDef {...}; OP_ADD(<op_type>); }`; inputs and
     outputs as (name, dtypes), attrs as (name, proto type, default or None); `optional` names the
-    inputs a case may omit."""
+    inputs a case may omit, `shape_on_compute` the outputs whose shape the kernel computes
+    (`.OutputShapeDependOnCompute()`: CANN then passes the out_shape GM_ADDR after the outputs)."""
     def param(kind: str, name: str, dtypes: tuple[str, ...]) -> str:
         ge = ", ".join(ge_dtypes(dtypes))
         fmt = ", ".join("ge::FORMAT_ND" for _ in dtypes)
         role = "OPTIONAL" if kind == "Input" and name in optional else "REQUIRED"
         return (f'        this->{kind}("{name}")\n            .ParamType({role})\n'
                 f"            .DataType({{{ge}}})\n            .Format({{{fmt}}})\n"
-                f"            .UnknownShapeFormat({{{fmt}}});\n")
+                f"            .UnknownShapeFormat({{{fmt}}})"
+                + ("\n            .OutputShapeDependOnCompute()" if kind == "Output" and name in shape_on_compute else "")
+                + ";\n")
 
     tensors = [("Input", n, d) for n, d in inputs] + [("Output", n, d) for n, d in outputs]
     columns = dtype_columns([(n, d) for _, n, d in tensors])
@@ -72,8 +75,11 @@ def opdef_source(op_type: str, task: str, inputs, outputs, attrs, socs, optional
 
 
 def task_opdef(task, op_type: str, socs=DEFAULT_SOCS) -> str:
-    """The OpDef of `op_type` for `task`'s proto."""
+    """The OpDef of `op_type` for `task`'s proto (its data-dependent outputs marked)."""
+    from copilot.oracle.dynamic import data_dependent
+
     return opdef_source(op_type, task.name, [(t.name, tuple(t.dtypes)) for t in task.inputs],
                         [(t.name, tuple(t.dtypes)) for t in task.outputs],
                         [(a.name, a.type, a.default) for a in task.attrs], socs,
-                        optional=tuple(t.name for t in task.inputs if t.optional))
+                        optional=tuple(t.name for t in task.inputs if t.optional),
+                        shape_on_compute=tuple(data_dependent(task)))
