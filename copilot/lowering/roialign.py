@@ -297,6 +297,7 @@ struct @T@ {
     uint32_t cBlock, cBlocks;                   // phase 2: channels per unit
     uint32_t binRows, rowGroups;                // phase 2: bin rows per unit
     uint32_t binPitch;                          // UB pitch of a channel's bins in the output tile
+                                                // (pooledH * pooledW: every bin, y rows contiguous)
     uint32_t runPixels;                         // pixels per row run in UB
     uint64_t tUnits, units;
 };
@@ -429,28 +430,33 @@ private:
     __aicore__ inline void Pool()
     {
         const uint32_t cb = td_.cBlock;
-        const uint32_t bins = td_.binRows * td_.pooledW;
-        pipe_.InitBuffer(accBuf_, bins * cb * sizeof(float));
+        const uint32_t pitch = td_.binPitch;
+        pipe_.InitBuffer(accBuf_, pitch * cb * sizeof(float));     // bins, and the pitch's padding
         if constexpr (WIDE) {
-            pipe_.InitBuffer(accNarrowBuf_, bins * cb * sizeof(T));
+            pipe_.InitBuffer(tileBuf_, cb * pitch * sizeof(float));
         }
         pipe_.InitBuffer(runQue_, 2, 2 * td_.runPixels * cb * sizeof(float));
         pipe_.InitBuffer(valBuf_, cb * sizeof(float));
         pipe_.InitBuffer(countBuf_, cb * sizeof(float));
-        pipe_.InitBuffer(outQue_, 1, cb * td_.binPitch * sizeof(T));
-        pipe_.InitBuffer(binTableBuf_, 8 * td_.binPitch * sizeof(uint32_t));
+        pipe_.InitBuffer(outQue_, 1, cb * pitch * sizeof(T));
+        pipe_.InitBuffer(binTableBuf_, 8 * pitch * sizeof(uint32_t));
+        pipe_.InitBuffer(tableWorkBuf_, 8 * pitch * sizeof(float));
         pipe_.InitBuffer(boxRawBuf_, 32);
         pipe_.InitBuffer(boxBuf_, 32);
-        // channel cl < 8, bin j of the output tile: byte offset of acc[j, cl] (the channel group adds 8)
+        // entry e = cl * pitch + j (channel cl < 8 of a group, bin j): byte offset of acc[j, cl],
+        // i.e. 4 (e cb - floor(e / pitch) (pitch cb - 1)); the channel group adds 8 channels
         LocalTensor<int32_t> table = binTableBuf_.Get<int32_t>();
-        const int32_t es = static_cast<int32_t>(sizeof(T));
-        const int32_t pitch = static_cast<int32_t>(td_.binPitch);
-        CreateVecIndex(table, static_cast<int32_t>(0), td_.binPitch);
-        Mins(table, table, static_cast<int32_t>(bins) - 1, pitch);        // the pitch's padding bins read the last
-        Muls(table, table, static_cast<int32_t>(cb) * es, pitch);
-        for (uint32_t cl = 1; cl < 8; ++cl) {
-            Adds(table[cl * td_.binPitch], table, static_cast<int32_t>(cl) * es, pitch);
-        }
+        LocalTensor<float> e = tableWorkBuf_.Get<float>();
+        LocalTensor<int32_t> q = tableWorkBuf_.Get<int32_t>();
+        const int32_t n = static_cast<int32_t>(8 * pitch);
+        CreateVecIndex(e, 0.0f, 8 * pitch);
+        Adds(e, e, 0.5f, n);
+        Muls(e, e, 1.0f / static_cast<float>(pitch), n);
+        Cast(q, e, RoundMode::CAST_FLOOR, n);                                // cl, exact below 2^22
+        Muls(q, q, -static_cast<int32_t>(4 * (pitch * cb - 1)), n);
+        CreateVecIndex(table, static_cast<int32_t>(0), 8 * pitch);
+        Muls(table, table, static_cast<int32_t>(4 * cb), n);
+        Add(table, table, q, n);
         uint64_t first = 0, count = 0;
         Range(td_.units, first, count);
         uint64_t roi = ~static_cast<uint64_t>(0);
@@ -606,33 +612,40 @@ private:
         }
     }
 
-    // acc [bins, cBlock] -> y[roi, c0.., ph0.., :] as channel rows (transposed by Gather).
+    // acc [bins, cBlock] -> y[roi, c0.., ph0.., :] as channel rows (transposed by Gather); when the
+    // unit holds every bin (pitch = bins) its channels are one contiguous block of y.
     __aicore__ inline void CopyOut(uint64_t roi, uint32_t c0, uint32_t ph0, uint32_t rows)
     {
-        const uint32_t cb = td_.cBlock;
+        const uint32_t cb = td_.cBlock, pitch = td_.binPitch;
         LocalTensor<float> acc = accBuf_.Get<float>();
         const LocalTensor<uint32_t> table = binTableBuf_.Get<uint32_t>();
         LocalTensor<T> out = outQue_.AllocTensor<T>();
-        const uint32_t bins = rows * td_.pooledW;
-        LocalTensor<T> src;
         if constexpr (WIDE) {
-            src = accNarrowBuf_.Get<T>();
-            Cast(src, acc, RoundMode::CAST_RINT, static_cast<int32_t>(bins * cb));
+            LocalTensor<float> tile = tileBuf_.Get<float>();
+            for (uint32_t c = 0; c < cb; c += 8) {
+                Gather(tile[c * pitch], acc, table, c * 4, 8 * pitch);
+            }
+            Cast(out, tile, RoundMode::CAST_RINT, static_cast<int32_t>(cb * pitch));
         } else {
-            src = acc;
-        }
-        for (uint32_t c = 0; c < cb; c += 8) {
-            Gather(out[c * td_.binPitch], src, table, c * static_cast<uint32_t>(sizeof(T)), 8 * td_.binPitch);
+            for (uint32_t c = 0; c < cb; c += 8) {
+                Gather(out[c * pitch], acc, table, c * 4, 8 * pitch);
+            }
         }
         outQue_.EnQue(out);
         out = outQue_.DeQue<T>();
         const uint32_t cOut = td_.channels - c0 < cb ? td_.channels - c0 : cb;
-        const uint32_t rowBytes = bins * static_cast<uint32_t>(sizeof(T));
+        const uint32_t bins = rows * td_.pooledW;
         const uint64_t planeBins = static_cast<uint64_t>(td_.pooledH) * td_.pooledW;
-        DataCopyExtParams store(static_cast<uint16_t>(cOut), rowBytes,
-                                (td_.binPitch * static_cast<uint32_t>(sizeof(T)) - (rowBytes + 31) / 32 * 32) / 32,
-                                static_cast<uint32_t>((planeBins - bins) * sizeof(T)), 0);
-        DataCopyPad(yGm_[(roi * td_.channels + c0) * planeBins + static_cast<uint64_t>(ph0) * td_.pooledW], out, store);
+        const uint64_t at = (roi * td_.channels + c0) * planeBins + static_cast<uint64_t>(ph0) * td_.pooledW;
+        if (td_.binRows == td_.pooledH) {
+            DataCopyPad(yGm_[at], out, DataCopyExtParams(1, cOut * pitch * static_cast<uint32_t>(sizeof(T)), 0, 0, 0));
+        } else {
+            const uint32_t rowBytes = bins * static_cast<uint32_t>(sizeof(T));
+            DataCopyExtParams store(static_cast<uint16_t>(cOut), rowBytes,
+                                    (pitch * static_cast<uint32_t>(sizeof(T)) - (rowBytes + 31) / 32 * 32) / 32,
+                                    static_cast<uint32_t>((planeBins - bins) * sizeof(T)), 0);
+            DataCopyPad(yGm_[at], out, store);
+        }
         outQue_.FreeTensor(out);
     }
 
@@ -645,7 +658,8 @@ private:
     TQue<QuePosition::VECIN, 2> runQue_;
     TQue<QuePosition::VECOUT, 1> outQue_;
     TBuf<QuePosition::VECCALC> accBuf_;
-    TBuf<QuePosition::VECCALC> accNarrowBuf_;
+    TBuf<QuePosition::VECCALC> tileBuf_;
+    TBuf<QuePosition::VECCALC> tableWorkBuf_;
     TBuf<QuePosition::VECCALC> valBuf_;
     TBuf<QuePosition::VECCALC> countBuf_;
     TBuf<QuePosition::VECCALC> binTableBuf_;
@@ -730,19 +744,30 @@ _TILING = r"""@TILING_HEAD@    const gert::Shape& xs = context->GetInputShape(0)
         if (4ULL * td->pooledW * cb > ACC_BYTES) {
             continue;
         }
-        // bin rows per unit: what the sums fit, fewer while that leaves under 4 units per core
-        // (a unit's time grows with its bins; short units balance the cores)
-        uint32_t rows = static_cast<uint32_t>(ACC_BYTES / (4ULL * td->pooledW * cb));
-        rows = rows > td->pooledH ? td->pooledH : rows;
+        // bin rows per unit: at most what the sums fit; fewer when that balances the cores (a core's
+        // time grows with its units' bins) by more than the extra writes cost: a unit of every bin
+        // writes its channels of y as one block
+        const uint32_t fitRows = static_cast<uint32_t>(ACC_BYTES / (4ULL * td->pooledW * cb));
         const uint64_t perRoi = (td->cPitch + cb - 1) / cb * static_cast<uint64_t>(td->rois);
-        const uint64_t groups = (4ULL * coreNum + perRoi - 1) / perRoi;
-        const uint64_t balanced = (td->pooledH + groups - 1) / groups;
-        rows = balanced < rows ? static_cast<uint32_t>(balanced) : rows;
-        rows = rows == 0 ? 1 : rows;
-        const uint32_t binPitch = (rows * td->pooledW + 15) / 16 * 16;
+        uint32_t rows = 0;
+        uint64_t best = 0;
+        for (uint32_t g = 1; g <= td->pooledH; ++g) {
+            const uint32_t r = (td->pooledH + g - 1) / g;
+            const uint32_t groups = (td->pooledH + r - 1) / r;
+            if (r > fitRows || r == rows) {
+                continue;
+            }
+            // each further group writes its channel rows again (short rows cost a 512-byte burst)
+            const uint64_t cost = (perRoi * groups + coreNum - 1) / coreNum * r * (100 + 15 * (groups - 1));
+            if (rows == 0 || cost < best) {
+                rows = r;
+                best = cost;
+            }
+        }
         const uint64_t bins = static_cast<uint64_t>(rows) * td->pooledW;
-        const uint64_t fixed = bins * cb * (4 + (es == 4 ? 0 : es)) + static_cast<uint64_t>(cb) * binPitch * es +
-                               3ULL * cb * 4 + 8ULL * binPitch * 4 + 64;
+        const uint32_t binPitch = rows == td->pooledH ? static_cast<uint32_t>(bins) : static_cast<uint32_t>((bins + 15) / 16 * 16);
+        const uint64_t fixed = static_cast<uint64_t>(binPitch) * cb * (4 + es + (es == 4 ? 0 : 4)) +
+                               2ULL * cb * 4 + 16ULL * binPitch * 4 + 64;
         // row runs: two slots of (low row, high row) x runPixels x cBlock floats, with the rest of UB
         uint64_t runPixels = room > fixed ? (room - fixed) / (2ULL * 2 * cb * 4) : 0;
         runPixels = runPixels > td->width + 1ULL ? td->width + 1ULL : runPixels;
