@@ -5,13 +5,17 @@ per the parent's bottleneck in the cost model (memory-bound: resident rows and s
 other tile sizes, double buffering, fewer cores; latency-bound: fewer cores; vector-bound: fp16
 data computed in fp16, fewer, larger instructions). The structural knobs (row residency, staging of
 row-invariant operands, the working type) are offered only where the task's plan has what they
-change (`copilot.lowering.knobs.applicable`).
+change (`copilot.lowering.knobs.applicable`). A move that only changes tiling-knob values and
+leaves the host tiling the same on every performance case (a tile cap above every row, a core
+count the cases never reach) would give the parent again: the agent runs both TilingFuncs on
+those cases (`tiling_digests`: no block is run) and proposes the next move instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import re
 from typing import Any
 
 from copilot.errors import BadInput, Unsupported
@@ -51,12 +55,18 @@ BOTTLENECK_MOVES: dict[str, tuple[tuple[str, int], ...]] = {
 }
 
 
+# At most this many moves per proposal are found to leave the tiling unchanged and passed over; the
+# next one is proposed unchecked (each check builds the child and runs its TilingFunc per case).
+NOOP_CHECKS = 8
+
+
 class OfflineAgent:
     name = "offline"
 
     def __init__(self, seed: int = 0) -> None:
         self.rng = random.Random(seed)
         self.tried: dict[str, set[tuple]] = {}     # task -> knob combinations already proposed
+        self._digests: dict[tuple, tuple | None] = {}   # (task, chip, code hash) -> tiling digest per perf case
 
     async def baseline(self, task, chip: str) -> Proposal | None:
         from copilot.lowering import default_knobs
@@ -81,6 +91,8 @@ class OfflineAgent:
         bottleneck = req.parent.bottleneck if req.parent else None
         guided = self._bottleneck_moves(parent_knobs, space, bottleneck) if req.parent_tier in ("top", "pinned",
                                                                                                  "baseline") else []
+        parent_code = req.parent.code if req.parent else None
+        passed_over: list[str] = []             # moves that leave the parent's tiling as it is
         for knobs, note in [*guided, *self._moves(parent_knobs, space, req.strategy.id, step)]:
             k = _key(knobs)
             if k in tried:
@@ -91,10 +103,38 @@ class OfflineAgent:
             except (Unsupported, BadInput) as exc:
                 last_error = str(exc)
                 continue
-            return Proposal(code=code, origin="offline", agency_mode="knob_edit", knobs=knobs,
-                            notes=[f"{note} ({req.strategy.id})"])
+            if (parent_code and len(passed_over) < NOOP_CHECKS
+                    and await asyncio.to_thread(self._same_as_parent, req.task, req.chip, parent_code, code)):
+                passed_over.append(note.split(" (")[0])
+                continue
+            notes = [f"{note} ({req.strategy.id})"]
+            if passed_over:
+                notes.append("passed over, the tiling of every performance case unchanged: " + "; ".join(passed_over))
+            return Proposal(code=code, origin="offline", agency_mode="knob_edit", knobs=knobs, notes=notes)
+        if passed_over and not last_error:
+            last_error = (f"every untried move for {req.strategy.id} leaves the parent's tiling unchanged on every "
+                          "performance case: " + "; ".join(passed_over))
         return Proposal(code=None, origin="offline", agency_mode="knob_edit",
                         failure=last_error or f"no untried knob setting left for {req.strategy.id}")
+
+    def _same_as_parent(self, task, chip: str, parent_code: str, code: str) -> bool:
+        """True when `code` is `parent_code` again on every performance case: the same source but for
+        tiling-knob values, and the same tiling from both TilingFuncs on each case."""
+        if code == parent_code:
+            return True
+        if not _tiling_only_change(parent_code, code):
+            return False
+        from copilot.costmodel.estimate import tiling_digests
+        from copilot.evolution.population import code_hash
+
+        cases = task.perf_cases()
+        if not cases:
+            return False
+        key = (task.name, chip, code_hash(parent_code))
+        if key not in self._digests:
+            self._digests[key] = tiling_digests(parent_code, task, cases, chip)
+        parent = self._digests[key]
+        return parent is not None and tiling_digests(code, task, cases, chip) == parent
 
     # --- moves -----------------------------------------------------------------------------
 
@@ -155,6 +195,22 @@ def _by_size(space: dict[str, list]) -> dict[str, list]:
         if name in out and 0 in out[name]:
             out[name] = sorted(v for v in out[name] if v != 0) + [0]
     return out
+
+
+_KNOB_VALUE = re.compile(r"^(\s*constexpr\s+uint64_t\s+KNOB_[A-Z0-9_]+\s*=\s*)\d+", re.M)
+
+
+def _tiling_only_change(a: str, b: str) -> bool:
+    """The two kernels differ only in the values of host tiling knobs (`constexpr uint64_t KNOB_*`
+    lines outside the device half): one device object, two tilings."""
+    from copilot.backends.sim.units import SplitError, split_units
+
+    if _KNOB_VALUE.sub(r"\g<1>0", a) != _KNOB_VALUE.sub(r"\g<1>0", b):
+        return False
+    try:
+        return split_units(a).device == split_units(b).device
+    except SplitError:
+        return False
 
 
 def _key(knobs: dict) -> tuple:

@@ -290,6 +290,35 @@ def build_for_case(path, task: Task, case: Case, chip, builds: dict, outs: list[
     return builds[key], outs, fresh
 
 
+def tiling_digests(source, task: Task, cases: list[Case], chip: str = "910B2",
+                   builds: dict | None = None) -> tuple[str, ...] | None:
+    """Per case, the digest of everything the host's TilingFunc hands the device (block dim, tiling
+    key, workspace size, tiling data), from a tiling-only run of the built `source` (path or text);
+    None when a case's build or tiling fails or its output shapes need a golden over the budget.
+    Two kernels with one device half and equal digests on a case run that case alike."""
+    from copilot.backends import sim
+    from copilot.chips import load_chip
+    from copilot.oracle import CaseTooLarge
+    from copilot.oracle.inputs import meta_inputs
+
+    profile = load_chip(chip)
+    builds = {} if builds is None else builds
+    out = []
+    for case in cases:
+        try:
+            b, outs, _ = build_for_case(source, task, case, chip, builds)
+        except CaseTooLarge:
+            return None
+        if not b.ok:
+            return None
+        run = sim.run(b, task, case, meta_inputs(task, case), outputs=outs, chip=profile, tiling_only=True)
+        digest = run.extra.get("tiling_digest") if run.ok else None
+        if digest is None:
+            return None
+        out.append(digest)
+    return tuple(out)
+
+
 def estimate_case(build, task: Task, case: Case, chip: str = "910B2",
                   outs: list[OutputShape] | None = None) -> Estimate | None:
     """The estimate for one case of a built kernel, or None when the kernel failed on the case or

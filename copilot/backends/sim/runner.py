@@ -565,20 +565,25 @@ def _parse_result(text: str) -> dict:
             r["end"] = parts[1] if len(parts) > 1 else ""
         elif k in ("workspace", "tiling_bytes"):
             r[k] = int(parts[1])
+        elif k == "tiling_digest" and len(parts) > 1:
+            r["tiling_digest"] = parts[1]
     return r
 
 
 def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | None = None,
         chip: ChipProfile | str | None = None, limits: Limits | None = None,
         block_cpu_seconds: int | None = None, jobs: int | None = None, sample_blocks: bool = False,
-        count_only: bool = False, timing: bool = True) -> Run:
+        count_only: bool = False, timing: bool = True, tiling_only: bool = False) -> Run:
     """Run `case` of `task` on the built launcher. `outputs` are the output specs (name, shape,
     dtype); by default they come from the task's reference.
 
     `sample_blocks`: run only the first, middle and last block (estimates). `count_only`: the device
     API runs control flow, rule checks and cost accounting but moves no data; GM is anonymous zero
     memory, no tensor memfd is written or read back (`inputs` may be meta tensors) and `outputs` of
-    the Run is empty. `timing=False` leaves the cost model out (functional only: no estimate)."""
+    the Run is empty. `timing=False` leaves the cost model out (functional only: no estimate).
+    `tiling_only`: run the host TilingFunc and stop (count-only, no block runs): the Run carries the
+    block dim, the tiling key and `extra["tiling_digest"]`, the digest of all the device sees of the
+    host's decisions (every run reports it)."""
     if not build.ok or build.artifact is None:
         raise BadInput("cannot run a candidate that did not build")
     chip = load_chip(chip or build.chip)
@@ -596,6 +601,8 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
     dynamic = data_dependent(task)
     outputs = [OutputSpec(o.name, kernel_shape(tuple(o.shape), dynamic[o.name], case) if o.name in dynamic
                           else tuple(o.shape), str(o.dtype)) for o in outputs]
+    if tiling_only:
+        count_only, timing = True, False
     block_cpu = block_cpu_seconds or max(1, int(min(limits.wall_seconds, 30)))
     jobs = jobs or max(1, min(2, os.cpu_count() or 1))
 
@@ -603,7 +610,7 @@ def run(build: Build, task, case, inputs: list[torch.Tensor], outputs: list | No
     try:
         with run_uid() as uid:
             return _run_in(workdir, uid, build, task, case, inputs, outputs, chip, limits, block_cpu, jobs,
-                           sample_blocks, count_only, timing, list(dynamic))
+                           sample_blocks, count_only, timing, list(dynamic), tiling_only)
     finally:
         if os.environ.get("CANNPILOT_KEEP_RUN"):
             pass
@@ -619,7 +626,8 @@ def _gm_bytes_out(cost_line: str) -> float:
 
 
 def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, chip, limits, block_cpu: int,
-            jobs: int, sample_blocks: bool, count_only: bool, timing: bool, dynamic: list[str]) -> Run:
+            jobs: int, sample_blocks: bool, count_only: bool, timing: bool, dynamic: list[str],
+            tiling_only: bool = False) -> Run:
     result_fd = diag_fd = -1
     gms: list[_Gm] = []                 # inputs' then outputs' GM, inherited by the launcher
     shape_gm = None                     # the out_shape words of a task with data-dependent outputs
@@ -628,7 +636,8 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
 
         params = cost_params(chip.name)
         lines = [_chip_line(chip), f"jobs {jobs}", f"block_cpu_seconds {block_cpu}",
-                 f"sample_blocks {int(sample_blocks)}", f"count_only {int(count_only)}"]
+                 f"sample_blocks {int(sample_blocks)}", f"count_only {int(count_only)}",
+                 f"tiling_only {int(tiling_only)}"]
         if timing:
             lines.append(params.cxx_line(chip.vector_cores))
         gm_bytes = 0
@@ -782,7 +791,8 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
                     f"calls moved {api_bytes:.0f}: output was written outside the emulated APIs (raw pointer "
                     "stores), which the cost model cannot time; refused", 0, RUN_HINTS["RUN.INTEGRITY"]))
         diags += run_diags + integrity
-        ok = (result["end"] == "ok" and not res.timed_out and not any(d.is_error for d in diags)
+        ended = "tiling_only" if tiling_only else "ok"
+        ok = (result["end"] == ended and not res.timed_out and not any(d.is_error for d in diags)
               and all(kind == "exit" and detail == 0 for _, kind, detail in result["blocks"]))
         estimate = _estimate(cost_lines, params, result["block_dim"]) if ok and timing else None
         return Run(ok=ok, outputs=outs, diagnostics=diags, block_dim=result["block_dim"],
@@ -793,7 +803,7 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
                    if estimate else None,
                    bottleneck=estimate.bottleneck if estimate else None,
                    extra={"seccomp": result["filter"], "workdir_kept": bool(os.environ.get("CANNPILOT_KEEP_RUN")),
-                          "out_shapes": shapes,
+                          "out_shapes": shapes, "tiling_digest": result.get("tiling_digest"),
                           "stderr": res.stderr[-2000:], "estimate": estimate})
     finally:
         for fd in (result_fd, diag_fd):

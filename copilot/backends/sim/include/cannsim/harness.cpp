@@ -318,6 +318,7 @@ struct CaseDesc {
     int jobs = 1;
     bool sample_blocks = false;   // time only the first, middle and last block (estimates)
     bool count_only = false;      // checks and accounting only: no data moves (cannsim::count_only)
+    bool tiling_only = false;     // stop after the tiling child: block dim, key, workspace, digest
     int block_cpu_seconds = 10;
     uint64_t max_workspace = 1ull << 30;
     int result_fd = -1;           // opened by the runner; closed in every child before candidate code
@@ -379,6 +380,10 @@ static bool parse_case(const char* path, CaseDesc& c) {
             int on = 0;
             in >> on;
             c.count_only = on != 0;
+        } else if (key == "tiling_only") {
+            int on = 0;
+            in >> on;
+            c.tiling_only = on != 0;
         } else if (key == "block_cpu_seconds") {
             in >> c.block_cpu_seconds;
         } else if (key == "max_workspace") {
@@ -986,6 +991,20 @@ struct TilingShared {
     uint8_t data[kTilingCapacity];
 };
 
+static uint64_t tiling_digest(const TilingShared& t) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    auto mix = [&h](const void* p, size_t n) {
+        for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<const uint8_t*>(p)[i]) * 0x100000001b3ull;
+    };
+    const uint64_t size = t.data_size < kTilingCapacity ? t.data_size : kTilingCapacity;
+    mix(&t.block_dim, sizeof t.block_dim);
+    mix(&t.key, sizeof t.key);
+    mix(&t.workspace_total, sizeof t.workspace_total);
+    mix(&size, sizeof size);
+    mix(t.data, size);
+    return h;
+}
+
 static void fill_context(const CaseDesc& c, gert::TilingContext& ctx, TilingShared* shared) {
     for (const auto& t : c.tensors) {
         gert::StorageShape* s;
@@ -1134,6 +1153,14 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
                "the emulator's limit of %llu bytes", static_cast<unsigned long long>(shared->workspace_total),
                static_cast<unsigned long long>(c.max_workspace));
         std::fprintf(result, "end workspace\n");
+        return 0;
+    }
+    // Everything the device side sees of the host's decisions, as one FNV-1a digest: two runs of
+    // one device object with equal digests on one case execute alike (a tiling-only candidate whose
+    // digests equal its parent's on every case is the parent again).
+    std::fprintf(result, "tiling_digest %016llx\n", static_cast<unsigned long long>(tiling_digest(*shared)));
+    if (c.tiling_only) {
+        std::fprintf(result, "end tiling_only\n");
         return 0;
     }
     GmBuffer ws, tiling;
