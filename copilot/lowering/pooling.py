@@ -3,18 +3,19 @@
     y[n, c, i, j, k] = mean of x[n, c, d0(i):d1(i), h0(j):h1(j), w0(k):w1(k)]
     with a0(i) = floor(i * In / Out), a1(i) = ceil((i + 1) * In / Out) along each axis
 
-The golden's traced graph is one `_adaptive_avg_pool3d` of its only input; small fp64 probes then
-confirm the windows above (a golden that pools otherwise, or scales the mean, is not this pattern).
-The output sizes come from y's shape in the tiling function, so any output_size the golden accepts
-is served.
+The aten ops the golden runs on a meta tensor of each case's x are one `_adaptive_avg_pool3d` of it,
+or (output size 1, 1, 1, which torch runs so) one mean over the last three axes, kept; small fp64 probes then confirm the
+windows above for each form (a golden that pools otherwise, or scales the mean, is not this
+pattern). The output sizes come from y's shape in the tiling function, so any output_size the
+golden accepts is served; a case of another graph (a 4-D, unbatched x) is refused.
 
-The kernel (one AIV per run of units): a unit is (plane n*C + c, output depth i, block of output
-rows j). Its input rows [h0(first), h1(last)) are streamed in chunks that fit UB: per depth of the
-window one DMA of the chunk's rows (each row at a 32-byte pitch), summed in fp32 over the depth
-window (fp16 / bf16 cast first, as torch accumulates them); each chunk row is added to the row sum
-of every output row whose height window holds it. The width windows are then index tables built
-once by the scalar unit: tap t of output k gathers row-sum element w0(k) + t, or a zero past the
-window, and the sum of taps is divided by the window's element count.
+The kernel (units of (plane n*C + c, output depth i, block of output rows) in contiguous runs per
+AIV): a chunk of input rows is contiguous in GM and comes in as one burst (several depth slices
+per DMA when it is a whole slice), loads issued one ahead; depths are added in fp32 (fp16 / bf16
+widened first, as torch accumulates), width windows are one Gather per tap by byte-offset tables
+built once on the vector unit, height windows strided Axpy runs (rows of one residue modulo the
+height period share a stride) or a Gather per tap when the whole slice is one chunk, global pooling
+one ReduceSum. Output depths that share a depth window are computed once.
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from copilot.errors import Unsupported
-from copilot.lowering.movement import _name
 
-_PASSIVE = {"alias", "clone", "contiguous", "detach", "view", "_unsafe_view", "reshape"}
+_PASSIVE = {"alias", "clone", "contiguous", "detach", "view", "_unsafe_view", "reshape", "empty", "empty_like"}
 
 
 @dataclass
@@ -42,21 +42,49 @@ class AdaptivePoolPlan:
         return render(self, knobs)
 
 
-def _pool_form(task, case) -> str | None:
-    """How the case's traced golden pools its only input: "window" (`_adaptive_avg_pool3d`),
-    "global" (output size 1, 1, 1: torch traces it as a mean over the last three axes, kept), or
-    None when the graph is anything else."""
-    from copilot.lowering.cube import trace_case
+def _aten_ops(task, case) -> list | None:
+    """The aten ops (op packet name, args) the golden runs on a meta tensor of the case's x, views
+    and copies left out; None when it fails there. A meta run costs a millisecond or two where an
+    FX trace of the same golden costs ~50 ms."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
 
-    gm, present = trace_case(task, case)
-    calls = [n for n in gm.graph.nodes if n.op == "call_function" and _name(n) not in _PASSIVE]
-    if len(calls) != 1 or len(present) != 1 or calls[0].args[0].op != "placeholder":
+    from copilot.lowering.capture import _torch_dtype, call_golden
+
+    class OpLog(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            self.ops.append((func.overloadpacket.__name__, args, kwargs or {}))
+            return func(*args, **(kwargs or {}))
+
+    x = torch.empty(case.shapes[0], dtype=_torch_dtype(case.dtypes[0]), device="meta")
+    log = OpLog()
+    try:
+        with torch.no_grad(), log:
+            call_golden(task, [x], dict(case.attrs))
+    except Exception:         # the golden refuses meta tensors or these shapes: not confirmed
         return None
-    op = calls[0]
-    if _name(op) == "_adaptive_avg_pool3d":
+    return [(name, args, kwargs) for name, args, kwargs in log.ops if name not in _PASSIVE], x
+
+
+def _pool_form(task, case) -> str | None:
+    """How the case's golden pools its only input: "window" (`_adaptive_avg_pool3d` of x), "global"
+    (output size 1, 1, 1: torch runs it as a mean over the last three axes, kept), or None when it
+    runs anything else."""
+    got = _aten_ops(task, case)
+    if got is None:
+        return None
+    ops, x = got
+    if len(ops) != 1 or not ops[0][1] or ops[0][1][0] is not x:
+        return None
+    name, args, kwargs = ops[0]
+    if name == "_adaptive_avg_pool3d":
         return "window"
-    if _name(op) == "mean" and len(op.args) >= 3 and op.args[2] is True and not op.kwargs.get("dtype"):
-        if sorted(int(a) % 5 for a in op.args[1]) == [2, 3, 4]:
+    if name == "mean" and len(args) >= 3 and args[2] is True and kwargs.get("dtype") is None:
+        if sorted(int(a) % 5 for a in args[1]) == [2, 3, 4]:
             return "global"
     return None
 
@@ -108,10 +136,7 @@ def plan_adaptive_pool(task):
         return None
     if len(cases[0].shapes[0]) != 5:
         return None
-    try:
-        first = _pool_form(task, cases[0])
-    except Unsupported:
-        return None
+    first = _pool_form(task, cases[0])
     if first is None or not _probe(task, cases[0]):
         return None
     probed = {first}
@@ -119,10 +144,10 @@ def plan_adaptive_pool(task):
         form = _pool_form(task, c) if c.shapes[0] is not None and len(c.shapes[0]) == 5 else None
         if form is None:
             raise Unsupported(f"{task.name}: case {c.id} is not a 3-D adaptive average pool of a 5-D x "
-                              "(its traced golden is another graph)")
-        if form not in probed:        # the other traced form: confirm its numbers too
+                              "(the golden runs other aten ops on it)")
+        if form not in probed:        # the other form: confirm its numbers too
             if not _probe(task, c):
-                raise Unsupported(f"{task.name}: case {c.id} traces as a {form} pool but the golden's "
+                raise Unsupported(f"{task.name}: case {c.id} runs as a {form} pool but the golden's "
                                   "numbers on probes are not adaptive average windows")
             probed.add(form)
     unserved = {}
@@ -162,12 +187,15 @@ _KERNEL = r"""// @OP@ (@NAME@): generated by the Cannpilot lowering agent.
 // @DESC@.
 // y[n, c, i, j, k] = mean of x[n, c, d0(i):d1(i), h0(j):h1(j), w0(k):w1(k)],
 //   a0(i) = floor(i * In / Out), a1(i) = ceil((i + 1) * In / Out) along each axis.
-// A unit is (plane, output depth i, block of output rows j). Its input rows are streamed in chunks;
-// per chunk, in fp32:
-//   depth:  acc[r, :] = sum over d0(i) <= dd < d1(i) of x[plane, dd, r, :]   (one DMA + Add per depth)
+// A unit is (plane, output depth i, block of output rows j); output depths with the same depth window
+// (upsampling) are one unit written to each. Its input rows are streamed in chunks (contiguous in GM:
+// one burst; several depth slices per DMA when a chunk is a whole slice); per chunk, in fp32:
+//   depth:  acc[r, :] = sum over d0(i) <= dd < d1(i) of x[plane, dd, r, :]
 //   width:  wsum[r, k] = sum over taps t of acc[r, w0(k) + t]   (one Gather per tap over the chunk; a
-//           tap past a short window reads the zero column w of the row)
+//           tap past a short window reads a 0 after the sums)
 //   height: mean[j, :] += wsum[r, :] / (depth count * height count of j) for r in j's height window
+//           (strided Axpy runs, or one Gather per tap over all rows when a chunk is a whole slice)
+//   global pooling (oh = ow = 1): one ReduceSum of the chunk instead of width and height
 // and at the end of the unit mean[j, k] /= width count of k, rounded once to y's dtype.
 #include <cstring>
 #include <type_traits>
@@ -179,12 +207,15 @@ struct @T@ {
     uint32_t d, h, w;                   // x [planes, d, h, w]
     uint32_t od, oh, ow;                // y [planes, od, oh, ow]
     uint32_t chunkPad;                  // chunkRows * w rounded up to 64 elements: a chunk's UB slot
-    uint32_t op;                        // output row pitch in UB (elements, 16-aligned)
+    uint32_t op;                        // output row pitch in UB (elements; fp32 and y rows 32-byte aligned)
     uint32_t kwMax;                     // the widest width window (taps per output column)
     uint32_t hStep, hPeriod;            // h / oh = hStep / hPeriod in lowest terms
+    uint32_t khMax;                     // the tallest height window
+    uint32_t heightGather;              // 1: height windows by Gather tables (one chunk = every row of a slice)
     uint32_t blockRows;                 // output rows per unit
     uint32_t hBlocks;                   // units per output depth
     uint32_t chunkRows;                 // input rows per DMA
+    uint32_t depthSlices;               // depth slices per DMA (> 1 only when a chunk is a whole slice)
     uint64_t planes;                    // n * c
     uint64_t work;                      // input elements (the core split's measure)
     uint64_t units;
@@ -208,23 +239,34 @@ __aicore__ inline uint32_t WindowEnd(uint32_t i, uint32_t in, uint32_t out)
     return static_cast<uint32_t>((static_cast<uint64_t>(i + 1) * in + out - 1) / out);
 }
 
-// acc = x's depth slice (first) or acc += it, in fp32 (fp16 / bf16 widened exactly through `wide`).
+// acc (+)= the sum of `slices` depth slices of len elements at pitch `pitch` in `in`, in fp32 (fp16 /
+// bf16 widened exactly, all slices by one Cast into `wide`); `first`: acc starts here.
 template <typename S>
-__aicore__ inline void AddDepth(const LocalTensor<float>& acc, const LocalTensor<S>& in, TBuf<QuePosition::VECCALC>& wide,
-                                bool first, int32_t len)
+__aicore__ inline void AddDepths(const LocalTensor<float>& acc, const LocalTensor<S>& in, TBuf<QuePosition::VECCALC>& wide,
+                                 bool first, uint32_t slices, uint32_t pitch, int32_t len)
 {
+    LocalTensor<float> src;
     if constexpr (std::is_same<S, float>::value) {
-        if (first) {
-            Adds(acc, in, 0.0f, len);
-        } else {
-            Add(acc, acc, in, len);
-        }
-    } else if (first) {
-        Cast(acc, in, RoundMode::CAST_NONE, len);
+        src = in;
     } else {
-        LocalTensor<float> widened = wide.Get<float>();
-        Cast(widened, in, RoundMode::CAST_NONE, len);
-        Add(acc, acc, widened, len);
+        if (first && slices == 1) {
+            Cast(acc, in, RoundMode::CAST_NONE, len);
+            return;
+        }
+        src = wide.Get<float>();
+        Cast(src, in, RoundMode::CAST_NONE, static_cast<int32_t>((slices - 1) * pitch) + len);
+    }
+    uint32_t s = 0;
+    if (first) {
+        if (slices == 1) {
+            Adds(acc, src, 0.0f, len);
+            return;
+        }
+        Add(acc, src, src[pitch], len);
+        s = 2;
+    }
+    for (; s < slices; ++s) {
+        Add(acc, acc, src[s * pitch], len);
     }
 }
 
@@ -248,40 +290,69 @@ public:
         yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(yAddr));
 @UNIT_RANGE@        const uint32_t chunk = td_.chunkPad;
         const uint32_t pooled = td_.chunkRows * td_.op;
-        pipe_.InitBuffer(inQue_, 2, chunk * sizeof(T));
+        pipe_.InitBuffer(inQue_, 2, td_.depthSlices * chunk * sizeof(T));
         if (sizeof(T) != sizeof(float)) {
-            pipe_.InitBuffer(wideBuf_, chunk * sizeof(float));   // fp16 / bf16 widened to fp32
+            pipe_.InitBuffer(wideBuf_, td_.depthSlices * chunk * sizeof(float));   // fp16 / bf16 widened to fp32
         }
         pipe_.InitBuffer(accBuf_, (chunk + 64) * sizeof(float));   // the sums, then 0s the short windows read
         pipe_.InitBuffer(tapOffBuf_, td_.kwMax * pooled * sizeof(int32_t));
-        pipe_.InitBuffer(wsumBuf_, pooled * sizeof(float));
-        pipe_.InitBuffer(tapBuf_, pooled * sizeof(float));
+        const uint32_t outRows = td_.blockRows * td_.op;
+        pipe_.InitBuffer(wsumBuf_, pooled * sizeof(float) + td_.op * sizeof(float));   // + a 0 row the short windows read
+        const uint32_t reduceTmp = td_.chunkPad / 64 + 8;         // ReduceSum's scratch for a whole chunk
+        uint32_t tapLen = pooled > outRows ? pooled : outRows;
+        tapLen = tapLen > reduceTmp ? tapLen : reduceTmp;
+        pipe_.InitBuffer(tapBuf_, tapLen * sizeof(float));
+        if (td_.heightGather) {
+            pipe_.InitBuffer(rowOffBuf_, td_.khMax * outRows * sizeof(int32_t));
+        }
         pipe_.InitBuffer(meanBuf_, td_.blockRows * td_.op * sizeof(float));
         pipe_.InitBuffer(widthScaleBuf_, td_.blockRows * td_.op * sizeof(float));
-        pipe_.InitBuffer(outQue_, 1, td_.blockRows * td_.op * sizeof(T));
+        pipe_.InitBuffer(outQue_, 2, td_.blockRows * td_.op * sizeof(T));   // a unit's rows go out while the next sums
         BuildWidthTables();
+        if (td_.heightGather) {
+            BuildHeightTables();
+        }
     }
 
+    // The unit's loads (chunk of input rows x group of depth slices) are issued one ahead of the
+    // one being summed, across units too, so every DMA's latency hides behind the previous sums.
     __aicore__ inline void Process()
     {
-        for (uint64_t u = unitStart_; u < unitStart_ + unitCount_; ++u) {
-            const uint64_t perPlane = static_cast<uint64_t>(td_.od) * td_.hBlocks;
-            const uint64_t plane = u / perPlane;
-            const uint32_t i = static_cast<uint32_t>(u % perPlane) / td_.hBlocks;
-            const uint32_t j0 = static_cast<uint32_t>(u % perPlane) % td_.hBlocks * td_.blockRows;
-            const uint32_t rows = td_.oh - j0 < td_.blockRows ? td_.oh - j0 : td_.blockRows;
-            LocalTensor<float> mean = meanBuf_.Get<float>();
-            Duplicate(mean, 0.0f, rows * td_.op);
-            const uint32_t h0 = WindowStart(j0, td_.h, td_.oh);
-            const uint32_t h1 = WindowEnd(j0 + rows - 1, td_.h, td_.oh);
-            for (uint32_t r0 = h0; r0 < h1; r0 += td_.chunkRows) {
-                const uint32_t n = h1 - r0 < td_.chunkRows ? h1 - r0 : td_.chunkRows;
-                SumDepths(plane, i, r0, n);
-                PoolWidths(n);
-                PoolHeights(mean, i, j0, rows, r0, n);
+        if (unitCount_ == 0) {
+            return;
+        }
+        Load cur = FirstLoad(unitStart_);
+        Issue(cur);
+        LocalTensor<float> mean = meanBuf_.Get<float>();
+        while (true) {
+            Load next = cur;
+            const bool more = Advance(next);
+            if (more) {
+                Issue(next);
             }
-            Mul(mean, mean, widthScaleBuf_.Get<float>(), static_cast<int32_t>(rows * td_.op));
-            CopyOut(mean, plane, i, j0, rows);
+            if (!td_.heightGather && cur.r0 == cur.h0 && cur.dd == cur.d0) {
+                Duplicate(mean, 0.0f, cur.rows * td_.op);
+            }
+            SumDepths(cur);
+            if (cur.dd + cur.slices == cur.d1) {                // the chunk's depth window is summed
+                if (td_.oh == 1 && td_.ow == 1) {
+                    SumSlice(mean, cur);
+                } else if (td_.heightGather) {
+                    PoolWidths(cur.n);
+                    GatherHeights(mean, cur);
+                } else {
+                    PoolWidths(cur.n);
+                    PoolHeights(mean, cur);
+                }
+                if (cur.r0 + cur.n == cur.h1) {                 // the unit's last chunk
+                    Mul(mean, mean, widthScaleBuf_.Get<float>(), static_cast<int32_t>(cur.rows * td_.op));
+                    CopyOut(mean, cur);
+                }
+            }
+            if (!more) {
+                break;
+            }
+            cur = next;
         }
     }
 
@@ -329,24 +400,89 @@ private:
         }
     }
 
-    // acc[r, :] = sum over the depth window of x[plane, dd, r0 + r, :] for n rows, in fp32.
-    __aicore__ inline void SumDepths(uint64_t plane, uint32_t i, uint32_t r0, uint32_t n)
+    // One DMA: `slices` depth slices from dd of chunk rows [r0, r0 + n) of unit u (plane, output depth
+    // i, output rows [j0, j0 + rows) reading input rows [h0, h1) and depths [d0, d1)).
+    // `copies`: output depths from i with the same depth window (upsampled depth), computed once.
+    struct Load {
+        uint64_t u, plane;
+        uint32_t i, j0, rows, h0, h1, d0, d1, r0, n, dd, slices, copies;
+    };
+
+    __aicore__ inline Load FirstLoad(uint64_t u)
     {
-        const uint32_t d0 = WindowStart(i, td_.d, td_.od);
-        const uint32_t d1 = WindowEnd(i, td_.d, td_.od);
-        // the chunk's rows are contiguous in GM: one burst, dense in UB
-        const DataCopyExtParams copy(1, n * td_.w * sizeof(T), 0, 0, 0);
-        const DataCopyPadExtParams<T> pad(false, 0, 0, static_cast<T>(0.0f));
-        LocalTensor<float> acc = accBuf_.Get<float>();
-        const int32_t len = static_cast<int32_t>(n * td_.w);
-        for (uint32_t dd = d0; dd < d1; ++dd) {
-            LocalTensor<T> in = inQue_.AllocTensor<T>();
-            DataCopyPad(in, xGm_[((plane * td_.d + dd) * td_.h + r0) * td_.w], copy, pad);
-            inQue_.EnQue(in);
-            in = inQue_.DeQue<T>();
-            AddDepth(acc, in, wideBuf_, dd == d0, len);
-            inQue_.FreeTensor(in);
+        Load l;
+        const uint64_t perPlane = static_cast<uint64_t>(td_.od) * td_.hBlocks;
+        l.u = u;
+        l.plane = u / perPlane;
+        l.i = static_cast<uint32_t>(u % perPlane) / td_.hBlocks;
+        l.j0 = static_cast<uint32_t>(u % perPlane) % td_.hBlocks * td_.blockRows;
+        l.rows = td_.oh - l.j0 < td_.blockRows ? td_.oh - l.j0 : td_.blockRows;
+        l.h0 = WindowStart(l.j0, td_.h, td_.oh);
+        l.h1 = WindowEnd(l.j0 + l.rows - 1, td_.h, td_.oh);
+        l.d0 = WindowStart(l.i, td_.d, td_.od);
+        l.d1 = WindowEnd(l.i, td_.d, td_.od);
+        l.r0 = l.h0;
+        l.n = l.h1 - l.h0 < td_.chunkRows ? l.h1 - l.h0 : td_.chunkRows;
+        l.dd = l.d0;
+        l.slices = l.d1 - l.d0 < td_.depthSlices ? l.d1 - l.d0 : td_.depthSlices;
+        l.copies = 1;
+        while (td_.hBlocks == 1 && u + l.copies < unitStart_ + unitCount_ && l.i + l.copies < td_.od &&
+               WindowStart(l.i + l.copies, td_.d, td_.od) == l.d0 && WindowEnd(l.i + l.copies, td_.d, td_.od) == l.d1) {
+            ++l.copies;
         }
+        return l;
+    }
+
+    // The load after l: the next depth slices, else the next chunk, else the next unit of this core.
+    __aicore__ inline bool Advance(Load& l)
+    {
+        if (l.dd + l.slices < l.d1) {
+            l.dd += l.slices;
+        } else if (l.r0 + l.n < l.h1) {
+            l.r0 += l.n;
+            l.n = l.h1 - l.r0 < td_.chunkRows ? l.h1 - l.r0 : td_.chunkRows;
+            l.dd = l.d0;
+        } else if (l.u + l.copies < unitStart_ + unitCount_) {
+            l = FirstLoad(l.u + l.copies);
+            return true;
+        } else {
+            return false;
+        }
+        l.slices = l.d1 - l.dd < td_.depthSlices ? l.d1 - l.dd : td_.depthSlices;
+        return true;
+    }
+
+    // The load's rows are contiguous in GM (several slices only when a chunk is every row of a
+    // slice): one burst per slice, each slice at the UB pitch chunkPad.
+    __aicore__ inline void Issue(const Load& l)
+    {
+        constexpr uint32_t epb = 32 / sizeof(T);
+        const uint32_t len = l.n * td_.w;
+        const DataCopyExtParams copy(static_cast<uint16_t>(l.slices), len * sizeof(T), 0,
+                                     (td_.chunkPad - (len + epb - 1) / epb * epb) / epb, 0);
+        const DataCopyPadExtParams<T> pad(false, 0, 0, static_cast<T>(0.0f));
+        LocalTensor<T> in = inQue_.AllocTensor<T>();
+        DataCopyPad(in, xGm_[((l.plane * td_.d + l.dd) * td_.h + l.r0) * td_.w], copy, pad);
+        inQue_.EnQue(in);
+    }
+
+    // acc[r, :] (+)= the load's depth slices of chunk row r, in fp32 (acc starts at the first load).
+    __aicore__ inline void SumDepths(const Load& l)
+    {
+        LocalTensor<float> acc = accBuf_.Get<float>();
+        LocalTensor<T> in = inQue_.DeQue<T>();
+        AddDepths(acc, in, wideBuf_, l.dd == l.d0, l.slices, td_.chunkPad, static_cast<int32_t>(l.n * td_.w));
+        inQue_.FreeTensor(in);
+    }
+
+    // Global pooling (oh = ow = 1): mean[0] += the sum of the chunk's rows / (depth count * h), one
+    // ReduceSum (the width count is applied with widthScale at the end of the unit).
+    __aicore__ inline void SumSlice(const LocalTensor<float>& mean, const Load& l)
+    {
+        LocalTensor<float> acc = accBuf_.Get<float>();
+        LocalTensor<float> sum = wsumBuf_.Get<float>();
+        ReduceSum(sum, acc, tapBuf_.Get<float>(), static_cast<int32_t>(l.n * td_.w));
+        Axpy(mean, sum, 1.0f / static_cast<float>((l.d1 - l.d0) * td_.h), 1);
     }
 
     // wsum[r, k] = sum of k's width taps of acc row r, for the chunk's n rows.
@@ -365,16 +501,59 @@ private:
         }
     }
 
+    // Every unit reads every row of a slice in one chunk: tap t of output row j is width-sum row
+    // h0(j) + t, or the 0 row after the width sums past j's window (byte offsets, one Adds of the
+    // column offsets per row and tap); widthScale[j, :] gets 1 / (height count of j) too.
+    __aicore__ inline void BuildHeightTables()
+    {
+        LocalTensor<int32_t> off = rowOffBuf_.Get<int32_t>();
+        LocalTensor<int32_t> column = tapBuf_.Get<int32_t>();
+        LocalTensor<float> scale = widthScaleBuf_.Get<float>();
+        LocalTensor<float> wsum = wsumBuf_.Get<float>();
+        const uint32_t outRows = td_.blockRows * td_.op;
+        Duplicate(wsum[td_.chunkRows * td_.op], 0.0f, static_cast<int32_t>(td_.op));
+        SyncPipes<HardEvent::V_S>();
+        for (uint32_t k = 0; k < td_.op; ++k) {
+            column.SetValue(k, static_cast<int32_t>(k * sizeof(float)));
+        }
+        SyncPipes<HardEvent::S_V>();
+        for (uint32_t j = 0; j < td_.oh; ++j) {
+            const uint32_t a0 = WindowStart(j, td_.h, td_.oh), a1 = WindowEnd(j, td_.h, td_.oh);
+            for (uint32_t t = 0; t < td_.khMax; ++t) {
+                const uint32_t row = a0 + t < a1 ? a0 + t : td_.chunkRows;
+                Adds(off[t * outRows + j * td_.op], column, static_cast<int32_t>(row * td_.op * sizeof(float)),
+                     static_cast<int32_t>(td_.op));
+            }
+            Muls(scale[j * td_.op], scale[j * td_.op], 1.0f / static_cast<float>(a1 - a0), static_cast<int32_t>(td_.op));
+        }
+    }
+
+    // mean[j, :] = sum over j's height taps of width-sum rows / depth count: a Gather per tap over all rows.
+    __aicore__ inline void GatherHeights(const LocalTensor<float>& mean, const Load& l)
+    {
+        LocalTensor<float> wsum = wsumBuf_.Get<float>();
+        LocalTensor<uint32_t> off = rowOffBuf_.Get<uint32_t>();
+        LocalTensor<float> tap = tapBuf_.Get<float>();
+        const uint32_t outRows = td_.blockRows * td_.op;
+        const int32_t len = static_cast<int32_t>(td_.oh * td_.op);
+        Gather(mean, wsum, off, 0, static_cast<uint32_t>(len));
+        for (uint32_t t = 1; t < td_.khMax; ++t) {
+            Gather(tap, wsum, off[t * outRows], 0, static_cast<uint32_t>(len));
+            Add(mean, mean, tap, len);
+        }
+        Muls(mean, mean, 1.0f / static_cast<float>(l.d1 - l.d0), len);
+    }
+
     // mean[j, :] += wsum[r - r0, :] / (depth count * height count of j) for the chunk rows r in j's
     // height window. With H / oh = p / q in lowest terms, row j + q's window is row j's moved by p
     // rows, so the rows j of one residue mod q form a run: tap t of a run is one strided Axpy over
     // its rows (a row per repeat, 64 lanes per call), or a call per row when the strides exceed 255
     // blocks.
-    __aicore__ inline void PoolHeights(const LocalTensor<float>& mean, uint32_t i, uint32_t j0, uint32_t rows,
-                                       uint32_t r0, uint32_t n)
+    __aicore__ inline void PoolHeights(const LocalTensor<float>& mean, const Load& l)
     {
+        const uint32_t j0 = l.j0, rows = l.rows, r0 = l.r0, n = l.n;
         LocalTensor<float> wsum = wsumBuf_.Get<float>();
-        const uint32_t depthCount = WindowEnd(i, td_.d, td_.od) - WindowStart(i, td_.d, td_.od);
+        const uint32_t depthCount = l.d1 - l.d0;
         const uint32_t rowBlocks = td_.op / 8;                 // 32-byte blocks per fp32 row
         const uint32_t p = td_.hStep, q = td_.hPeriod;
         const bool strided = q * rowBlocks <= 255 && p * rowBlocks <= 255;
@@ -412,8 +591,9 @@ private:
         }
     }
 
-    __aicore__ inline void CopyOut(const LocalTensor<float>& mean, uint64_t plane, uint32_t i, uint32_t j0, uint32_t rows)
+    __aicore__ inline void CopyOut(const LocalTensor<float>& mean, const Load& l)
     {
+        const uint32_t rows = l.rows;
         LocalTensor<T> out = outQue_.AllocTensor<T>();
         const int32_t len = static_cast<int32_t>(rows * td_.op);
         FromFloat(out, mean, len);
@@ -424,15 +604,17 @@ private:
         const uint32_t gap = (td_.op - (td_.ow + epb - 1) / epb * epb) / epb;   // 32-byte blocks
         const DataCopyExtParams copy = td_.op == td_.ow ? DataCopyExtParams(1, rows * td_.ow * sizeof(T), 0, 0, 0)
                                                         : DataCopyExtParams(static_cast<uint16_t>(rows), td_.ow * sizeof(T), gap, 0, 0);
-        DataCopyPad(yGm_[((plane * td_.od + i) * td_.oh + j0) * td_.ow], out, copy);
+        for (uint32_t c = 0; c < l.copies; ++c) {
+            DataCopyPad(yGm_[((l.plane * td_.od + l.i + c) * td_.oh + l.j0) * td_.ow], out, copy);
+        }
         outQue_.FreeTensor(out);
     }
 
 @SYNC@
     TPipe pipe_;
     TQue<QuePosition::VECIN, 2> inQue_;
-    TQue<QuePosition::VECOUT, 1> outQue_;
-    TBuf<QuePosition::VECCALC> wideBuf_, accBuf_, tapOffBuf_, wsumBuf_, tapBuf_, meanBuf_, widthScaleBuf_;
+    TQue<QuePosition::VECOUT, 2> outQue_;
+    TBuf<QuePosition::VECCALC> wideBuf_, accBuf_, tapOffBuf_, wsumBuf_, tapBuf_, meanBuf_, widthScaleBuf_, rowOffBuf_;
     GlobalTensor<T> xGm_;
     GlobalTensor<T> yGm_;
     @T@ td_;
@@ -496,10 +678,10 @@ _TILING = r"""@TILING_HEAD@    const gert::Shape& xs = context->GetInputShape(0)
     const uint32_t coreNum = platform.GetCoreNumAiv();
     // UB per input row of a chunk: two DMA slots, the fp32 copy of fp16 / bf16, the depth sum, the
     // width taps' offsets, the width sums and a tap; per output row of a block: its mean, its width
-    // scales and its output row
+    // scales, a tap (upsampled rows) and its two output slots
     const uint64_t inRow = static_cast<uint64_t>(td->w) * (2 * es + (es == 4 ? 0 : 4) + 4) +
                            static_cast<uint64_t>(td->op) * 4 * (td->kwMax + 2);
-    const uint64_t outRow = static_cast<uint64_t>(td->op) * (8 + es);
+    const uint64_t outRow = static_cast<uint64_t>(td->op) * (12 + 2 * es);
     const uint64_t fixed = @RESERVE@ + 1024 + 128 * (2 * es + 8);   // + a chunk's rounding and its 0s
     if (ubSize <= fixed + inRow + outRow) {
         return ge::GRAPH_FAILED;   // not even one input row and one output row fit UB
@@ -533,6 +715,45 @@ _TILING = r"""@TILING_HEAD@    const gert::Shape& xs = context->GetInputShape(0)
     chunk = chunk > widest ? widest : chunk;
     td->chunkRows = static_cast<uint32_t>(chunk);
     td->chunkPad = static_cast<uint32_t>((chunk * td->w + 63) / 64 * 64);
+    // Depth slices per DMA: when a chunk is every row of a slice (a unit per output depth), a depth
+    // window's slices are contiguous in GM: as many per DMA as the room left holds (at most the
+    // widest window), fewer DMAs and one Cast for them all.
+    td->depthSlices = 1;
+    if (td->hBlocks == 1 && chunk == td->h) {
+        uint64_t kdMax = 0;
+        for (uint64_t i = 0; i < td->od; ++i) {
+            const uint64_t kd = ((i + 1) * td->d + td->od - 1) / td->od - i * td->d / td->od;
+            kdMax = kd > kdMax ? kd : kdMax;
+        }
+        const uint64_t used = blockRows * outRow + chunk * inRow;
+        const uint64_t perSlice = static_cast<uint64_t>(td->chunkPad) * (2 * es + (es == 4 ? 0 : 4));
+        const uint64_t slices = 1 + (room > used ? (room - used) / perSlice : 0);
+        td->depthSlices = static_cast<uint32_t>(slices < kdMax ? slices : kdMax);
+    }
+    // Height windows: a Gather per tap over all output rows (2 khMax vector calls a unit) when a chunk
+    // is every row of a slice and the tables fit, if that is fewer calls than the Axpy runs.
+    for (uint32_t j = 0; j < td->oh; ++j) {
+        const uint32_t kh = static_cast<uint32_t>((static_cast<uint64_t>(j + 1) * td->h + td->oh - 1) / td->oh -
+                                                  static_cast<uint64_t>(j) * td->h / td->oh);
+        td->khMax = kh > td->khMax ? kh : td->khMax;
+    }
+    if (td->hBlocks == 1 && chunk == td->h) {
+        const uint64_t rowBlocks = td->op / 8;
+        const bool strided = td->hPeriod * rowBlocks <= 255 && td->hStep * rowBlocks <= 255;
+        uint64_t axpyCalls = 0;
+        for (uint32_t res = 0; res < td->hPeriod && res < td->oh; ++res) {
+            const uint64_t a0 = static_cast<uint64_t>(res) * td->h / td->oh;
+            const uint64_t size = (static_cast<uint64_t>(res + 1) * td->h + td->oh - 1) / td->oh - a0;
+            const uint64_t runRows = (td->oh - res + td->hPeriod - 1) / td->hPeriod;
+            axpyCalls += size * (strided && runRows > 1 ? (td->op + 63) / 64 : runRows);
+        }
+        const uint64_t used = blockRows * outRow + chunk * inRow +
+                              static_cast<uint64_t>(td->chunkPad) * (2 * es + (es == 4 ? 0 : 4)) * (td->depthSlices - 1);
+        const uint64_t tables = static_cast<uint64_t>(td->khMax) * td->oh * td->op * 4 + td->oh * td->op * 4;
+        if (2 * td->khMax + 1 < axpyCalls && used + tables <= room) {
+            td->heightGather = 1;
+        }
+    }
     td->units = td->planes * td->od * td->hBlocks;
     td->work = td->planes * td->d * td->h * td->w;
 @SPLIT@    size_t* ws = context->GetWorkspaceSizes(1);
