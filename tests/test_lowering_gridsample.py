@@ -86,3 +86,32 @@ def test_volume_in_ub_and_volume_in_gm_pass(tmp_path):
     failed = [(c.id, c.failure_class) for c in report.cases if not c.passed]
     errors = [(d.id, d.line, d.message[:160]) for d in report.diagnostics if d.severity == "error"]
     assert report.compiled and not errors and not failed and len(report.cases) == 2, (errors, failed)
+
+
+@pytest.mark.skipif(NO_GXX, reason="needs g++")
+def test_grid_points_far_outside_a_volume_in_gm(tmp_path):
+    # hidden-case shapes: a 0.9 MB fp32 volume (in GM), grids past [-1, 1] (every corner of a point
+    # below the volume is out of bounds, not its +1 neighbour), a volume one voxel wide
+    import yaml
+
+    _public()
+    task_dir = tmp_path / "grid_sampler_3d"
+    task_dir.mkdir()
+    for name in ("golden.py", "proto.yaml"):
+        shutil.copy(TASK / name, task_dir / name)
+
+    def case(i, xs, gs, align, lo, hi):
+        return {"operator": "GridSampler3D", "case_id": i, "input_shape": [xs, gs], "dtype": ["float32"] * 2,
+                "attrs": {"interpolation_mode": "bilinear", "padding_mode": "zeros", "align_corners": align},
+                "value_range": [[-2, 2], [lo, hi]], "note": "edge"}
+
+    cases = [case(1, [1, 1, 600, 200, 3], [1, 1, 1, 64, 3], False, -1.2, -1.05),
+             case(2, [1, 2, 600, 200, 1], [1, 3, 5, 7, 3], True, -1.2, 1.2)]
+    (task_dir / "cases.yaml").write_text(yaml.safe_dump({"cases": cases}, sort_keys=False))
+    task = load_task(str(task_dir))
+    src = lower(task).source
+    path = tmp_path / "grid_sampler_3d.cpp"
+    path.write_text(src)
+    report = check_kernel(path, task, chip="910B2", cases="all")
+    failed = [(c.id, c.failure_class) for c in report.cases if not c.passed]
+    assert report.compiled and not failed and len(report.cases) == 2, failed

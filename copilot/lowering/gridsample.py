@@ -522,7 +522,7 @@ private:
     }
 
     // Per axis of the chunk's points [p0, p0 + pn) of image n: the corner index (floor, or rounded for
-    // nearest), the weights of it and of index + 1 and, volume in GM, the index clamped to [-1, size]
+    // nearest), the weights of it and of index + 1 and, volume in GM, the index clamped to [-2, size]
     // and the bounds masks (0 / 1) of both.
     __aicore__ inline void AxisCoords(uint32_t n, uint32_t p0, uint32_t pn)
     {
@@ -560,7 +560,7 @@ private:
                 Adds(Axis(k, ROW_W0), Axis(k, ROW_W0), 1.0f, pc);
             }
             if (!td_.inUb) {                           // volume in UB: CornersUb's own bounds terms
-                Maxs(i, i, -1.0f, pc);                 // far corners: just outside
+                Maxs(i, i, -2.0f, pc);                 // far corners: just outside, both of the pair
                 Mins(i, i, td_.size[k], pc);
                 InRange(Axis(k, ROW_V0), i, 0.0f, td_.size[k] - 1.0f);
                 if (td_.mode != MODE_NEAREST) {
