@@ -432,7 +432,7 @@ struct @T@ {
     uint32_t run;                       // output pixels per unit (<= 255: one repeat each)
     uint32_t runs;                      // units per output row
     uint32_t span;                      // input pixels one filter row of a unit reads, at most
-    uint64_t work;                      // output elements x taps (the core split's measure)
+    uint64_t work;                      // the core split's measure (elements x taps, instruction issue)
     uint64_t units;
     uint64_t formerNum;                 // cores taking formerUnits units; the rest take tailUnits
     uint64_t formerUnits;
@@ -756,7 +756,11 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     td->runs = static_cast<uint32_t>((td->ow + td->run - 1) / td->run);
     td->span = (td->run - 1) * static_cast<uint32_t>(td->sw) + (td->kw - 1) * static_cast<uint32_t>(td->rw) + 1;
     td->units = rows * td->runs;
-    td->work = static_cast<uint64_t>(td->batch) * td->oh * td->ow * td->c * td->kh * td->kw;
+    // the core split's measure: output elements x taps, plus a 256-lane repeat for each of a unit's
+    // vector instructions (their issue, not their lanes, is the cost of a small unit)
+    const uint64_t unitInstructions = static_cast<uint64_t>(td->kh) * (2 * td->kw + 3) + 2;
+    td->work = static_cast<uint64_t>(td->batch) * td->oh * td->ow * td->c * td->kh * td->kw +
+               td->units * unitInstructions * 256;
 @SPLIT@    size_t* ws = context->GetWorkspaceSizes(1);
     ws[0] = 0;
     return ge::GRAPH_SUCCESS;
