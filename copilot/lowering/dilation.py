@@ -87,7 +87,7 @@ def _recorded(task, case, attrs: dict, shapes: list | None = None):
                for s, d in zip(shapes or case.shapes, case.dtypes)]
     record = Record()
     try:
-        with torch.no_grad(), record:
+        with torch.no_grad(), torch.device("meta"), record:      # the golden's own tensors too: no storage
             call_golden(task, tensors, attrs)
     except Exception:           # the golden refuses these shapes / attrs
         return None
