@@ -467,10 +467,30 @@ private:
                             DataCopyPadExtParams<Elem>(false, 0, 0, static_cast<Elem>(0.0f)));
                 SyncPipes<HardEvent::MTE2_V>();
                 Transpose16(cols, staged, (chans + 15) / 16, 16, true);
-                for (uint32_t j = c0 < from ? from : c0; j < c0 + n && j < from + m; ++j) {
-                    Cast(x[(j - from) * P + d0], cols[(j - c0) * W], RoundMode::CAST_NONE, chans);
-                }
+                const uint32_t j0 = c0 < from ? from : c0, j1 = c0 + n < from + m ? c0 + n : from + m;
+                CastRows(x[(j0 - from) * P + d0], P, cols[(j0 - c0) * W], W, j1 - j0, chans, RoundMode::CAST_NONE);
             }
+        }
+    }
+
+    // rows rows x chans lanes between tiles of row pitches dstPitch and srcPitch: one Cast per
+    // 64-lane chunk over the rows (repeat strides of a row each) when that is fewer calls and both
+    // pitches fit the 8-bit repeat stride, else one Cast a row
+    template <typename To, typename From>
+    __aicore__ inline void CastRows(const LocalTensor<To>& dst, uint32_t dstPitch, const LocalTensor<From>& src,
+                                    uint32_t srcPitch, uint32_t rows, uint32_t chans, RoundMode mode)
+    {
+        const uint32_t dstStride = dstPitch * sizeof(To) / 32, srcStride = srcPitch * sizeof(From) / 32;
+        if (dstStride > 255 || srcStride > 255 || rows > 255 || (chans + 63) / 64 >= rows) {
+            for (uint32_t j = 0; j < rows; ++j) {
+                Cast(dst[j * dstPitch], src[j * srcPitch], mode, chans);
+            }
+            return;
+        }
+        for (uint32_t c = 0; c < chans; c += 64) {
+            const uint64_t mask = chans - c < 64 ? chans - c : 64;
+            Cast(dst[c], src[c], mode, mask, static_cast<uint8_t>(rows),
+                 UnaryRepeatParams(1, 1, static_cast<uint8_t>(dstStride), static_cast<uint8_t>(srcStride)));
         }
     }
 
@@ -526,9 +546,7 @@ private:
         for (uint32_t d0 = 0; d0 < D; d0 += W) {
             const uint32_t chans = D - d0 < W ? D - d0 : W;
             SyncPipes<HardEvent::MTE3_V>();        // the previous block is stored
-            for (uint32_t j = 0; j < S; ++j) {
-                Cast(cols[j * W], x[(n + j) * P + d0], RoundMode::CAST_RINT, chans);
-            }
+            CastRows(cols, W, x[n * P + d0], P, S, chans, RoundMode::CAST_RINT);
             for (uint32_t c0 = 0; c0 < SP; c0 += 16) {
                 Transpose16(cols[c0 * W], staged[c0], (chans + 15) / 16, SP, false);
             }
