@@ -306,6 +306,8 @@ struct @T@ {
     uint32_t blocks;                    // units per plane
     uint32_t stageRows;                 // source rows the stage holds
     uint32_t dense;                     // 1: the block's source row range in one DMA; 0: two rows per output row
+    uint32_t widen;                     // 1: fp16 / bf16 rows widened to fp32 before the Gathers; 0: taps gathered as they are
+    uint32_t tapBytes;                  // bytes of a gathered source element (4 widened / fp32, else 2)
     float scaleH, halfH, scaleW, halfW; // src = scale * (i + half) - half
     uint64_t planes;                    // n * c
     uint64_t work;                      // output elements (the core split's measure)
@@ -330,6 +332,20 @@ __aicore__ inline LocalTensor<float> Widened(const LocalTensor<S>& staged, TBuf<
         LocalTensor<float> rows = wide.Get<float>();
         Cast(rows, staged, RoundMode::CAST_NONE, len);
         return rows;
+    }
+}
+
+// dst = the source elements at byte offsets off (+ base), in fp32: fp32 rows directly; fp16 / bf16
+// rows gathered as 16-bit words into raw, then widened.
+template <typename S>
+__aicore__ inline void GatherTap(const LocalTensor<float>& dst, const LocalTensor<S>& src, const LocalTensor<uint32_t>& off,
+                                 uint32_t base, uint32_t len, const LocalTensor<S>& raw)
+{
+    if constexpr (std::is_same<S, float>::value) {
+        Gather(dst, src, off, base, len);
+    } else {
+        Gather(raw.template ReinterpretCast<uint16_t>(), src.template ReinterpretCast<uint16_t>(), off, base, len);
+        Cast(dst, raw, RoundMode::CAST_NONE, static_cast<int32_t>(len));
     }
 }
 
@@ -358,8 +374,10 @@ public:
 @UNIT_RANGE@        const uint32_t block = td_.rows * td_.op;
         const uint32_t rowVec = (td_.rows * sizeof(float) + 31) / 32 * 32;
         pipe_.InitBuffer(stageQue_, 2, td_.stageRows * td_.wp * sizeof(T));
-        if (!std::is_same<T, float>::value) {
+        if (td_.widen) {
             pipe_.InitBuffer(wideBuf_, td_.stageRows * td_.wp * sizeof(float));   // fp16 / bf16 widened
+        } else if (!std::is_same<T, float>::value) {
+            pipe_.InitBuffer(rawBuf_, block * sizeof(T));                           // a tap as gathered
         }
         pipe_.InitBuffer(colOffBuf_, block * sizeof(int32_t));
         pipe_.InitBuffer(colStepBuf_, block * sizeof(int32_t));
@@ -444,9 +462,9 @@ private:
             Adds(a1, a0, 0.0f, op);                    // the identity: both taps are the column itself
         }
         Sub(a1, a1, a0, op);
-        Muls(a1, a1, static_cast<float>(sizeof(float)), op);
+        Muls(a1, a1, static_cast<float>(td_.tapBytes), op);
         Cast(colStep, a1, RoundMode::CAST_RINT, op);
-        Muls(a0, a0, static_cast<float>(sizeof(float)), op);
+        Muls(a0, a0, static_cast<float>(td_.tapBytes), op);
         Cast(colOff, a0, RoundMode::CAST_RINT, op);
         Duplicate(rowIdx, static_cast<int32_t>(0), op);
         for (uint32_t m = 1; m < td_.rows; m *= 2) {
@@ -508,7 +526,7 @@ private:
         const int32_t n = static_cast<int32_t>(rn);
         LocalTensor<float> src = rowSrcBuf_.Get<float>(), a0 = rowA0Buf_.Get<float>();
         LocalTensor<float> lh0 = rowLh0Buf_.Get<float>(), lh1 = rowLh1Buf_.Get<float>();
-        const float rowBytes = static_cast<float>(td_.wp * sizeof(float));
+        const float rowBytes = static_cast<float>(td_.wp * td_.tapBytes);
         CreateVecIndex(src, static_cast<float>(i0), rn);
         Adds(src, src, td_.halfH, n);
         Muls(src, src, td_.scaleH, n);
@@ -557,21 +575,34 @@ private:
         const uint32_t len = rn * td_.op;
         const int32_t n = static_cast<int32_t>(len);
         LocalTensor<T> stage = stageQue_.DeQue<T>();
-        const LocalTensor<float> rows = Widened(stage, wideBuf_, static_cast<int32_t>(staged * td_.wp));
         LocalTensor<int32_t> off0 = off0Buf_.Get<int32_t>(), off1 = off1Buf_.Get<int32_t>();
         LocalTensor<float> lh0 = lh0Buf_.Get<float>(), lh1 = lh1Buf_.Get<float>();
         LocalTensor<float> lw0 = lw0Buf_.Get<float>(), lw1 = lw1Buf_.Get<float>();
         LocalTensor<float> tap = tapBuf_.Get<float>(), top = topBuf_.Get<float>(), bottom = bottomBuf_.Get<float>();
-        const uint32_t down = td_.wp * sizeof(float);
         LocalTensor<uint32_t> o0 = off0.ReinterpretCast<uint32_t>(), o1 = off1.ReinterpretCast<uint32_t>();
-        Gather(tap, rows, o0, 0, len);
-        Mul(top, tap, lw0, n);
-        Gather(tap, rows, o1, 0, len);
-        MulAddDst(top, tap, lw1, n);
-        Gather(tap, rows, o0, down, len);
-        Mul(bottom, tap, lw0, n);
-        Gather(tap, rows, o1, down, len);
-        MulAddDst(bottom, tap, lw1, n);
+        const uint32_t down = td_.wp * td_.tapBytes;  // the bottom taps: one stage row further
+        // x00, x01 -> top, x10, x11 -> bottom (W first, as torch)
+        if (td_.widen) {                               // fp16 / bf16 rows widened once (rows reused by many taps)
+            const LocalTensor<float> rows = Widened(stage, wideBuf_, static_cast<int32_t>(staged * td_.wp));
+            GatherTap(tap, rows, o0, 0, len, rows);
+            Mul(top, tap, lw0, n);
+            GatherTap(tap, rows, o1, 0, len, rows);
+            MulAddDst(top, tap, lw1, n);
+            GatherTap(tap, rows, o0, down, len, rows);
+            Mul(bottom, tap, lw0, n);
+            GatherTap(tap, rows, o1, down, len, rows);
+            MulAddDst(bottom, tap, lw1, n);
+        } else {                                       // fp32 rows, or taps widened one by one (fewer than the rows)
+            const LocalTensor<T> raw = std::is_same<T, float>::value ? stage : rawBuf_.Get<T>();
+            GatherTap(tap, stage, o0, 0, len, raw);
+            Mul(top, tap, lw0, n);
+            GatherTap(tap, stage, o1, 0, len, raw);
+            MulAddDst(top, tap, lw1, n);
+            GatherTap(tap, stage, o0, down, len, raw);
+            Mul(bottom, tap, lw0, n);
+            GatherTap(tap, stage, o1, down, len, raw);
+            MulAddDst(bottom, tap, lw1, n);
+        }
         stageQue_.FreeTensor(stage);
         LocalTensor<T> out = outQue_.AllocTensor<T>();
         Rows(out, top, bottom, lh0, lh1, n);
@@ -591,7 +622,7 @@ private:
     TPipe pipe_;
     TQue<QuePosition::VECOUT, 2> outQue_;
     TQue<QuePosition::VECIN, 2> stageQue_;             // the block's source rows
-    TBuf<QuePosition::VECCALC> wideBuf_;
+    TBuf<QuePosition::VECCALC> wideBuf_, rawBuf_;
     TBuf<QuePosition::VECCALC> colOffBuf_, colStepBuf_, lw0Buf_, lw1Buf_, rowIdxBuf_;   // per column, built once
     TBuf<QuePosition::VECCALC> off0Buf_, off1Buf_, lh0Buf_, lh1Buf_, tapBuf_, topBuf_, bottomBuf_;
     TBuf<QuePosition::VECCALC> rowOffBuf_, rowLh0Buf_, rowLh1Buf_, rowSrcBuf_, rowA0Buf_;   // per output row of the block
@@ -663,10 +694,6 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
     const uint32_t coreNum = platform.GetCoreNumAiv();
     const uint64_t es = DtypeBytes(dt);
-    // UB per output element of a block: 5 column tables, 2 offsets, 2 row weights, 3 fp32 taps, 2 output
-    // tiles; per output row: 5 per-row values; per staged source row: two queue slots and the fp32 copy
-    const uint64_t perElem = 12 * 4 + 2 * es;
-    const uint64_t perStaged = static_cast<uint64_t>(td->wp) * (2 * es + (es == 4 ? 0 : 4));
     const uint64_t budget = ubSize > @RESERVE@ + 1024 ? ubSize - @RESERVE@ - 1024 : 0;
     // rows per block: up to 8192 output elements (long vector instructions), fewer until UB holds
     // them, and fewer when the units would leave cores idle
@@ -680,16 +707,26 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     }
     // the source rows a block of `rows` output rows spans (dense), or two per output row (sparse)
     auto stageOf = [&](uint64_t r, bool dense) -> uint64_t {
-        return dense ? static_cast<uint64_t>(static_cast<double>(r - 1) * td->scaleH) + 4 : 2 * r;
-    };
-    auto fits = [&](uint64_t r, bool dense) -> bool {
-        return r * td->op * perElem + 5 * ((r * 4 + 31) / 32 * 32) + stageOf(r, dense) * perStaged <= budget;
+        return dense ? static_cast<uint64_t>(static_cast<double>(r - 1) * td->scaleH) + 4 : 2 * r;   // + 2 rows of fp32 slack
     };
     const bool dense = stageOf(rows, true) <= 2 * rows;
-    while (rows > 1 && !fits(rows, dense)) {
+    // fp16 / bf16: the staged rows are widened to fp32 once when that casts fewer elements than
+    // widening the four taps of every output element
+    const bool widen = es != 4 && stageOf(rows, dense) * td->wp <= 4 * rows * td->op;
+    td->widen = widen ? 1 : 0;
+    td->tapBytes = widen || es == 4 ? 4 : static_cast<uint32_t>(es);
+    // UB per output element of a block: 5 column tables, 2 offsets, 2 row weights, 3 fp32 taps, 2 output
+    // tiles (and a tap as gathered when not widened); per output row: 5 per-row values; per staged
+    // source row: two queue slots (and the fp32 copy when widened)
+    const uint64_t perElem = 12 * 4 + 2 * es + (!widen && es != 4 ? es : 0);
+    const uint64_t perStaged = static_cast<uint64_t>(td->wp) * (2 * es + (widen ? 4 : 0));
+    auto fits = [&](uint64_t r) -> bool {
+        return r * td->op * perElem + 5 * ((r * 4 + 31) / 32 * 32) + stageOf(r, dense) * perStaged <= budget;
+    };
+    while (rows > 1 && !fits(rows)) {
         rows = rows * 3 / 4 > 0 ? rows * 3 / 4 : 1;
     }
-    if (!fits(rows, dense) || stageOf(rows, dense) > 4095) {
+    if (!fits(rows) || stageOf(rows, dense) > 4095) {
         return ge::GRAPH_FAILED;   // one output row and its source rows do not fit UB
     }
     td->dense = dense ? 1 : 0;
