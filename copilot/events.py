@@ -36,6 +36,7 @@ class Candidate:
     bottleneck: str | None = None    # what bounds it on its slowest performance case
     pinned: bool = False
     vetoed: bool = False
+    notes: list[str] = field(default_factory=list)   # the agent's reasons (offline: the move, what it addresses)
 
     def to_json(self) -> dict:
         return asdict(self)

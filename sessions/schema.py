@@ -186,8 +186,14 @@ CREATE TABLE lesson_attempts (
 CREATE INDEX lesson_attempts_by_lesson ON lesson_attempts (learner, lesson);
 """
 
+# The agent's reasons for each candidate (JSON list of strings): the offline agent's move and what
+# it addresses, the moves it passed over.
+_V3 = """
+ALTER TABLE candidates ADD COLUMN notes TEXT NOT NULL DEFAULT '[]';
+"""
+
 # Ordered: index i migrates version i -> i + 1.
-MIGRATIONS: list[str] = [_V1, _V2]
+MIGRATIONS: list[str] = [_V1, _V2, _V3]
 
 
 def code_version() -> int:

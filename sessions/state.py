@@ -133,16 +133,16 @@ def _loads(text: str | None, default: Any = None) -> Any:
 
 
 _CANDIDATE_COLUMNS = ("id, code, round, origin, strategy, agency_mode, parent_ids, knobs, status, "
-                      "time_us, timing, roofline_fraction, pinned, vetoed")
+                      "time_us, timing, roofline_fraction, pinned, vetoed, notes")
 
 
 def _candidate(row: tuple) -> Candidate:
     (cid, code, rnd, origin, strategy, mode, parents, knobs, status, time_us, timing, roofline,
-     pinned, vetoed) = row
+     pinned, vetoed, notes) = row
     return Candidate(id=cid, code=code, round=rnd, origin=origin, strategy=strategy,
                      agency_mode=mode, parent_ids=json.loads(parents), knobs=json.loads(knobs),
                      status=status, time_us=time_us, timing=timing, roofline_fraction=roofline,
-                     pinned=bool(pinned), vetoed=bool(vetoed))
+                     pinned=bool(pinned), vetoed=bool(vetoed), notes=json.loads(notes or "[]"))
 
 
 def _restore_bottlenecks(conn: sqlite3.Connection, sid: int, candidates: list[Candidate]) -> None:
@@ -236,7 +236,7 @@ def _rows(conn: sqlite3.Connection, sql: str, args: tuple, json_cols: tuple[str,
 
 
 _SUMMARY_CANDIDATE_COLUMNS = ("id, seq, round, origin, strategy, agency_mode, parent_ids, status, time_us, "
-                              "timing, roofline_fraction, pinned, vetoed, eval_count")
+                              "timing, roofline_fraction, pinned, vetoed, eval_count, notes")
 
 
 def read_record(conn: sqlite3.Connection, sid: int, with_events: bool = False,
@@ -250,9 +250,9 @@ def read_record(conn: sqlite3.Connection, sid: int, with_events: bool = False,
         "rounds": _rows(conn, "SELECT * FROM rounds WHERE session_id=? ORDER BY round", (sid,),
                         ("strategies", "random_state")),
         "candidates": _rows(conn, f"SELECT {_SUMMARY_CANDIDATE_COLUMNS} FROM candidates "
-                                  "WHERE session_id=? ORDER BY seq", (sid,), ("parent_ids",)) if summary
+                                  "WHERE session_id=? ORDER BY seq", (sid,), ("parent_ids", "notes")) if summary
         else _rows(conn, "SELECT * FROM candidates WHERE session_id=? ORDER BY seq", (sid,),
-                   ("parent_ids", "knobs", "build_diagnostics", "diagnostics")),
+                   ("parent_ids", "knobs", "build_diagnostics", "diagnostics", "notes")),
         "evaluations": [] if summary else _rows(
             conn, "SELECT * FROM evaluations WHERE session_id=? ORDER BY id", (sid,),
             ("pipes", "metrics", "diagnostics")),

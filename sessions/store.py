@@ -445,19 +445,19 @@ def _candidate_proposed(conn, sid, e, seq) -> None:
     conn.execute(
         "INSERT INTO candidates (session_id, id, seq, round, origin, strategy, agency_mode, "
         "parent_ids, knobs, status, time_us, timing, roofline_fraction, pinned, vetoed, code, "
-        "code_hash, proposed_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+        "code_hash, proposed_at, notes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
         "ON CONFLICT(session_id, id) DO UPDATE SET round=excluded.round, origin=excluded.origin, "
         "strategy=excluded.strategy, agency_mode=excluded.agency_mode, "
         "parent_ids=excluded.parent_ids, knobs=excluded.knobs, status=excluded.status, "
         "time_us=excluded.time_us, timing=excluded.timing, "
         "roofline_fraction=excluded.roofline_fraction, pinned=max(candidates.pinned, excluded.pinned), "
         "vetoed=max(candidates.vetoed, excluded.vetoed), code=excluded.code, "
-        "code_hash=excluded.code_hash, proposed_at=excluded.proposed_at",
+        "code_hash=excluded.code_hash, proposed_at=excluded.proposed_at, notes=excluded.notes",
         (sid, c["id"], seq, c["round"], c["origin"], c.get("strategy", ""),
          c.get("agency_mode", ""), _dumps(c.get("parent_ids") or []), _dumps(c.get("knobs") or {}),
          c.get("status", "proposed"), c.get("time_us"), c.get("timing", "estimate"),
          c.get("roofline_fraction"), int(bool(c.get("pinned"))), int(bool(c.get("vetoed"))),
-         c["code"], digest, e["at"]))
+         c["code"], digest, e["at"], _dumps(c.get("notes") or [])))
 
 
 def _candidate_built(conn, sid, e, seq) -> None:

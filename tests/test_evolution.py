@@ -371,3 +371,17 @@ def test_round_one_explores_a_different_part_of_the_design_per_variant(name):
     families = [FAMILY.get(s.id, s.id) for s in every[:4]]
     assert len(set(families)) == min(4, len(available)), families
     assert len(every) > len(available)     # a second strategy of a family comes only after all
+
+
+class NotingAgent(FakeAgent):
+    async def propose(self, req):
+        p = await super().propose(req)
+        p.notes = [f"why {req.round}-{req.index}"]
+        return p
+
+
+async def test_the_agents_reasons_are_kept_on_the_candidate(task):
+    e = engine(task, agent=NotingAgent(), rounds=1)
+    await e.run()
+    proposed = {ev.candidate.id: ev.candidate for ev in e.sink.events if ev.kind == "candidate_proposed"}
+    assert proposed["r1-c2"].notes == ["why 1-2"] and proposed["r0-base"].notes == []

@@ -48,6 +48,7 @@ class Row:
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
     cases: list[dict[str, Any]] = field(default_factory=list)
     seq: int = 0                      # proposal order: the tie-breaker of every sort
+    notes: list[str] = field(default_factory=list)   # the agent's reasons for the candidate
 
     @property
     def ranked(self) -> bool:
@@ -165,7 +166,7 @@ class BoardModel:
         self._seq += 1
         self.rows[c.id] = Row(c.id, c.round, c.origin, c.strategy, c.code, list(c.parent_ids),
                               c.status, c.time_us, c.timing, c.roofline_fraction, c.pinned, c.vetoed,
-                              seq=self._seq)
+                              seq=self._seq, notes=list(getattr(c, "notes", None) or []))
         if self.phase in ("proposing", "decision"):
             self.phase = "evaluating"
         return {c.id}

@@ -334,7 +334,8 @@ class EvolutionEngine:
             self._baseline_failure = proposal.failure if proposal else ""
             return
         c = Candidate(id="r0-base", code=proposal.code, round=0, origin=proposal.origin,  # type: ignore[arg-type]
-                      strategy="baseline", agency_mode=proposal.agency_mode, knobs=dict(proposal.knobs))  # type: ignore[arg-type]
+                      strategy="baseline", agency_mode=proposal.agency_mode, knobs=dict(proposal.knobs),  # type: ignore[arg-type]
+                      notes=list(proposal.notes))
         await self._enter([c])
         self.baseline = c if c.status == "passed" else None
 
@@ -358,7 +359,7 @@ class EvolutionEngine:
         for q, p in zip(todo, proposals):
             c = Candidate(id=f"r{r}-c{q.index}", code=p.code or "", round=r, origin=p.origin,  # type: ignore[arg-type]
                           strategy=p.strategy or q.strategy.id, agency_mode=p.agency_mode,  # type: ignore[arg-type]
-                          parent_ids=[q.parent.id] if q.parent else [], knobs=dict(p.knobs))
+                          parent_ids=[q.parent.id] if q.parent else [], knobs=dict(p.knobs), notes=list(p.notes))
             if p.code is None:
                 c.status = "no_code"   # type: ignore[assignment]
             cands.append((c, p))

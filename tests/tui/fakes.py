@@ -117,7 +117,8 @@ class FakeAgent:
         if req.steer:
             note += f", steer: {req.steer[:30]}"
         return Proposal(code=kernel(tile, buffers, note, req.round * 1000 + req.index), origin="offline", agency_mode="knob_edit",
-                        knobs={"tile_elems": tile, "buffer_num": buffers})
+                        knobs={"tile_elems": tile, "buffer_num": buffers},
+                        notes=[f"tile_elems -> {tile}, buffer_num -> {buffers} ({req.strategy.id})"])
 
 
 class FakeEvaluator:

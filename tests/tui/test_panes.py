@@ -72,6 +72,9 @@ async def test_diff_against_the_parent(make_app):
         await pilot.press("d")
         code = app.screen.query_one(CodeView)
         assert code.show_diff and code.border_title == "diff · r0-base → r1-c4"
+        await wait_for(pilot, lambda: code.ready, what="the diff")
+        first = code.text.splitlines()[0]
+        assert first.startswith("why: tile_elems -> ") and "buffer_num -> 2" in first   # the agent's reasons first
 
 
 async def test_knowledge_slice_grouped_by_level_and_card_opens(make_app):

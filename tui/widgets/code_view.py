@@ -57,12 +57,15 @@ def code_lines(code: str, marks_items: tuple, focus_line: int | None, dark: bool
     return tuple(out)
 
 
-def diff_lines(parent_code: str, code: str, parent_id: str, cid: str) -> tuple[Text, ...]:
+def diff_lines(parent_code: str, code: str, parent_id: str, cid: str, notes: tuple[str, ...] = ()) -> tuple[Text, ...]:
+    """The unified diff parent -> candidate, after the agent's reasons for the candidate (`notes`)."""
+    why = tuple(Text(f"why: {n}" if i == 0 else f"     {n}", style="italic", no_wrap=True, end="")
+                for i, n in enumerate(notes))
     diff = "\n".join(difflib.unified_diff(parent_code.splitlines(), code.splitlines(),
                                          fromfile=parent_id, tofile=cid, lineterm=""))
     if not diff:
-        return (Text(f"{cid} is identical to its parent {parent_id}."),)
-    out = []
+        return why + (Text(f"{cid} is identical to its parent {parent_id}."),)
+    out = list(why)
     for line in diff.splitlines():
         style = ("bold" if line.startswith(("+++", "---")) else "green" if line.startswith("+")
                  else "red" if line.startswith("-") else "cyan" if line.startswith("@@") else "")
@@ -133,7 +136,7 @@ class CodeView(ScrollView):
             if parent is None:
                 self._set((Text(f"{row.id} has no parent to compare with."),))
                 return
-            key = ("diff", parent.code, row.code, parent.id, row.id)
+            key = ("diff", parent.code, row.code, parent.id, row.id, tuple(row.notes))
         else:
             marks = diagnostic_lines(row)
             dark = getattr(self.app, "current_theme", None) is None or self.app.current_theme.dark
