@@ -56,22 +56,32 @@ def _source(n, ph_index):
     return ph_index.get(n) if n is not None else None
 
 
-def _conv_of(task, case):
+def single_op(task, case, aten: str, what: tuple[str, str], views=_VIEWS):
+    """(the node, {placeholder: input index}) of the one `aten` call in the case's traced golden,
+    None when it has none; Unsupported when it has several or any op but `views` around it.
+    `what`: the op's name in the messages, singular and plural ("convolution", "convolutions")."""
     from copilot.lowering.cube import trace_case
 
     gm, present = trace_case(task, case)
     calls = [n for n in gm.graph.nodes if n.op == "call_function"]
-    convs = [n for n in calls if _name(n) == "convolution"]
-    if not convs:
+    found = [n for n in calls if _name(n) == aten]
+    if not found:
         return None
-    if len(convs) != 1:
-        raise Unsupported(f"{task.name}: {len(convs)} convolutions in one golden")
-    conv = convs[0]
-    other = [_name(n) for n in calls if n is not conv and _name(n) not in _VIEWS]
+    if len(found) != 1:
+        raise Unsupported(f"{task.name}: {len(found)} {what[1]} in one golden")
+    node = found[0]
+    other = [_name(n) for n in calls if n is not node and _name(n) not in views]
     if other:
-        raise Unsupported(f"{task.name}: a convolution with other ops around it ({other[0]}) is not lowered")
+        raise Unsupported(f"{task.name}: a {what[0]} with other ops around it ({other[0]}) is not lowered")
     phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    ph_index = {p: present[i] for i, p in enumerate(phs)}
+    return node, {p: present[i] for i, p in enumerate(phs)}
+
+
+def _conv_of(task, case):
+    found = single_op(task, case, "convolution", ("convolution", "convolutions"))
+    if found is None:
+        return None
+    conv, ph_index = found
     x, w, b, stride, padding, dilation, transposed, _, groups = conv.args
     if transposed:
         raise Unsupported(f"{task.name}: transposed convolution is not lowered")

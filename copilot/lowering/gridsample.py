@@ -31,8 +31,7 @@ import math
 from dataclasses import dataclass, field, replace
 
 from copilot.errors import Unsupported
-from copilot.lowering.conv import _source
-from copilot.lowering.movement import _name
+from copilot.lowering.conv import _source, single_op
 
 _VIEWS = {"view", "_unsafe_view", "reshape", "clone", "contiguous", "alias", "detach", "unsqueeze", "squeeze"}
 PARAMS = ("mode", "pad", "align")
@@ -64,21 +63,10 @@ class GridSamplePlan:
 def _sampler_of(task, case):
     """(x input, grid input, (mode, pad, align)) of the case's traced grid_sampler_3d; None when the
     golden has none."""
-    from copilot.lowering.cube import trace_case
-
-    gm, present = trace_case(task, case)
-    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
-    samplers = [n for n in calls if _name(n) == "grid_sampler_3d"]
-    if not samplers:
+    found = single_op(task, case, "grid_sampler_3d", ("grid sampler", "grid samplers"), _VIEWS)
+    if found is None:
         return None
-    if len(samplers) != 1:
-        raise Unsupported(f"{task.name}: {len(samplers)} grid samplers in one golden")
-    node = samplers[0]
-    other = [_name(n) for n in calls if n is not node and _name(n) not in _VIEWS]
-    if other:
-        raise Unsupported(f"{task.name}: a grid sampler with other ops around it ({other[0]}) is not lowered")
-    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    ph_index = {p: present[i] for i, p in enumerate(phs)}
+    node, ph_index = found
     x, grid, mode, pad, align = node.args[:5]
     xi, gi = _source(x, ph_index), _source(grid, ph_index)
     if xi is None or gi is None or xi == gi:

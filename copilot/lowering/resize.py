@@ -26,8 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from copilot.errors import Unsupported
-from copilot.lowering.conv import _source
-from copilot.lowering.movement import _name
+from copilot.lowering.conv import _source, single_op
 
 _VIEWS = {"view", "_unsafe_view", "reshape", "clone", "contiguous", "alias", "detach"}
 DTYPES = ("float16", "bfloat16", "float32")
@@ -53,21 +52,11 @@ class ResizePlan:
 def _resize_of(task, case):
     """(x input, align_corners, (scale_h, scale_w) or None) of the case's traced upsample_bilinear2d;
     None when the golden has none."""
-    from copilot.lowering.cube import trace_case
-
-    gm, present = trace_case(task, case)
-    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
-    ops = [n for n in calls if _name(n) == "upsample_bilinear2d"]
-    if not ops:
+    found = single_op(task, case, "upsample_bilinear2d", ("bilinear resize", "bilinear resizes"), _VIEWS)
+    if found is None:
         return None
-    if len(ops) != 1:
-        raise Unsupported(f"{task.name}: {len(ops)} bilinear resizes in one golden")
-    node = ops[0]
-    other = [_name(n) for n in calls if n is not node and _name(n) not in _VIEWS]
-    if other:
-        raise Unsupported(f"{task.name}: a bilinear resize with other ops around it ({other[0]}) is not lowered")
-    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    xi = _source(node.args[0], {p: present[i] for i, p in enumerate(phs)})
+    node, ph_index = found
+    xi = _source(node.args[0], ph_index)
     if xi is None:
         raise Unsupported(f"{task.name}: the resize does not read an input through views")
     args = list(node.args) + [None] * (5 - len(node.args))
