@@ -74,6 +74,11 @@ def build_plan(task) -> Plan:
         return recurrent
     if has_lists(task):               # tensor lists: elementwise over the buffers, or a list kernel
         return plan_lists(task)
+    from copilot.lowering.semantic import plan_semantic
+
+    modelled = plan_semantic(task)    # an untraceable golden matched by a semantic model (nms): its own kernel
+    if modelled is not None:
+        return modelled
     from copilot.lowering.roialign import plan_roi_align
 
     roi_aligned = plan_roi_align(task)  # bilinear ROI pooling by boxes: its own two-phase vector kernel
