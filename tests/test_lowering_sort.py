@@ -44,6 +44,28 @@ def test_sort_is_a_topk_of_the_whole_axis():
     assert "const int64_t k = static_cast<int64_t>(axisLen);" in tiling
 
 
+def test_stable_sort_with_int32_indices_is_the_selection_pattern():
+    # the built-in sort: torch.sort(x, dim=-1, descending=True, stable=True), indices cast to int32
+    task = load_task("sort")
+    plan = plan_task(task)
+    assert plan.pattern == "topk" and plan.k_rule == ("axis",) and plan.index_dtype == "int32"
+    assert plan.largest_rule == ("const", True) and plan.dim_rule == ("const", -1) and not plan.unserved
+    kernel = lower(task).source.split("namespace optiling", 1)[0]
+    assert "using IndexOut = int32_t;" in kernel and "Cast(idxOut" not in kernel   # written as TopK gives them
+    assert "using IndexOut = int64_t;" in lower(_fixture("lw_sort")).source        # torch's int64 otherwise
+
+
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_builtin_sort_lowers_and_passes_the_emulator(tmp_path):
+    # case 1: rows of 1000 (a tail); case 9: rows of 4095, one TopK call per row (the rows mode
+    # takes 4096 positions), TopK writing the result rows directly
+    task = load_task("sort")
+    path = tmp_path / "sort.cpp"
+    path.write_text(lower(task).source)
+    report = check_kernel(path, task, chip="910B2", cases="1,9")
+    assert report.compiled and report.correct, [(c.id, c.message[:200]) for c in report.cases]
+
+
 def test_public_top_k_lowers_as_a_topk_kernel():
     d = CANNBENCH / "level3" / "top_k"
     if not (d / "proto.yaml").is_file():
@@ -102,12 +124,14 @@ def test_every_case_of_each_sort_fixture_passes_the_emulator(name, tmp_path):
     assert len(report.cases) == len(select_cases(task, "all"))
 
 
-def test_public_unique_exits_naming_its_data_dependent_length():
+def test_public_unique_is_its_own_pattern_not_a_selection():
+    """torch.unique (aten._unique2) lowers through unique.py (tests/test_lowering_unique.py); its
+    float32 cases are the ones left out."""
     d = CANNBENCH / "level3" / "unique"
     if not (d / "proto.yaml").is_file():
         pytest.skip(f"CANN-Bench unique not found at {d}")
     ok, why = supports(load_task(str(d)))
-    assert not ok and "aten._unique2" in why and "distinct values" in why
+    assert ok and why.startswith("unique;") and "float32" in why
 
 
 def test_moe_gating_selects_on_the_logits_and_reads_the_optional_mask_at_run_time():

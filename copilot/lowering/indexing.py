@@ -2,8 +2,8 @@
 coordinate along `dim` replaced by index[p]]. `take_along_dim(x, index, dim)` traces to expands
 and `remainder(index, N)` around the gather: the expands are identities when the shapes already
 agree (a case that broadcasts is not served), and the remainder is the wrap of a negative index
-(index in [-N, N) counts from the end), three int32 ops on the tile. (`index_select` traces to an
-op of its own: not this pattern yet.)
+(index in [-N, N) counts from the end), three int32 ops on the tile. (`index_select`, whose index
+is one list of positions shared by every row, is the row gather of `index_select.py`.)
 
 The output has the index's shape. The tiling function reads `dim` (an int attr, or the one value
 every case traces) and the two shapes, and picks a mode:
@@ -59,8 +59,10 @@ def _index_plans():
     from copilot.lowering.segment import SegmentSumPlan
     from copilot.lowering.moe import MoeGatingPlan
     from copilot.lowering.sort import TopKPlan
+    from copilot.lowering.index_select import IndexSelectPlan
 
-    return (GatherPlan, CrossEntropyPlan, SegmentSumPlan, ScatterPlan, ScanPlan, TopKPlan, MoeGatingPlan)
+    return (GatherPlan, IndexSelectPlan, CrossEntropyPlan, SegmentSumPlan, ScatterPlan, ScanPlan, TopKPlan,
+            MoeGatingPlan)
 
 
 def _shape(v):
@@ -108,43 +110,56 @@ def _gather_of(gm):
 
 
 def plan_index(task):
-    """The index plan of `task` (a gather, a cross-entropy over class indices, a segment sum, a
-    scatter, a cumulative min / max with indices, a top-k / sort, an MoE gating), or None."""
+    """The index plan of `task` (a gather, an index_select, a cross-entropy over class indices, a
+    segment sum, a scatter, a cumulative min / max with indices, a top-k / sort, an MoE gating), or
+    None."""
     from copilot.lowering.cross_entropy import plan_cross_entropy
+    from copilot.lowering.index_select import plan_index_select
     from copilot.lowering.scan import plan_scan
     from copilot.lowering.scatter import plan_scatter
     from copilot.lowering.segment import plan_segment_sum
     from copilot.lowering.moe import plan_moe_gating
     from copilot.lowering.sort import plan_topk
 
-    for planner in (_plan_gather, plan_cross_entropy, plan_segment_sum, plan_scatter, plan_scan, plan_topk,
-                    plan_moe_gating):
+    for planner in (_plan_gather, plan_index_select, plan_cross_entropy, plan_segment_sum, plan_scatter, plan_scan,
+                    plan_topk, plan_moe_gating):
         plan = planner(task)
         if plan is not None:
             return plan
     return None
 
 
-def _plan_gather(task):
-    """The gather plan of `task`, or None when its golden is not one torch.gather of its inputs."""
+def match_cases(task, match, what: str, same):
+    """`match(trace)` of every case of a task of two inputs and one output: None when the first
+    case is not the pattern (or cannot be traced); Unsupported naming `what` when a later case's
+    match is None or not `same(first, it)`."""
     from copilot.lowering.capture import trace
 
     if len(task.inputs) != 2 or len(task.outputs) != 1 or not task.cases:
         return None
     try:
-        first = _gather_of(trace(task, task.cases[0]))
+        first = match(trace(task, task.cases[0]))
     except Unsupported:
         return None
     if first is None:
         return None
-    xi, ii = first[:2]
-    dims, spread = [first[2]], {task.cases[0].id: first[4]}
+    found = [first]
     for case in task.cases[1:]:
-        g = _gather_of(trace(task, case))
-        if g is None or g[:2] != (xi, ii) or g[3] != first[3]:
-            raise Unsupported(f"{task.name}: case {case.id} is not the gather the other cases are")
-        dims.append(g[2])
-        spread[case.id] = g[4]
+        g = match(trace(task, case))
+        if g is None or not same(first, g):
+            raise Unsupported(f"{task.name}: case {case.id} is not the {what} the other cases are")
+        found.append(g)
+    return found
+
+
+def _plan_gather(task):
+    """The gather plan of `task`, or None when its golden is not one torch.gather of its inputs."""
+    found = match_cases(task, _gather_of, "gather", lambda a, b: a[:2] == b[:2] and a[3] == b[3])
+    if found is None:
+        return None
+    first = found[0]
+    xi, ii = first[:2]
+    dims, spread = [g[2] for g in found], {c.id: g[4] for c, g in zip(task.cases, found)}
     plan = GatherPlan(task, "gather", xi, ii, _dim_rule(task, dims, xi), wrap=first[3])
     for c in task.cases:
         why = "take_along_dim broadcasts x or the index (only equal shapes off dim are served)" \
@@ -176,8 +191,10 @@ def render_plan(plan, knobs: dict) -> str:
     """The candidate source of an index plan."""
     if isinstance(plan, GatherPlan):
         return _render_gather(plan, knobs)
-    from copilot.lowering import cross_entropy, moe, scan, scatter, segment, sort
+    from copilot.lowering import cross_entropy, index_select, moe, scan, scatter, segment, sort
 
+    if isinstance(plan, index_select.IndexSelectPlan):
+        return index_select.render(plan, knobs)
     if isinstance(plan, moe.MoeGatingPlan):
         return moe.render(plan, knobs)
     if isinstance(plan, sort.TopKPlan):
@@ -227,6 +244,7 @@ def _render_gather(plan: GatherPlan, knobs: dict) -> str:
         dim = str(int(plan.dim_rule[1]))
         dim_doc = f"fixed at {plan.dim_rule[1]}"
     text = (_KERNEL + "\n" + _TILING).replace("@TILING_HEAD@", TILING_HEAD).replace("@UNIT_RANGE@", UNIT_RANGE)
+    text = text.replace("@UB_BUDGET@", UB_BUDGET)
     for key, val in (("@OP@", t.op_name), ("@NAME@", t.name), ("@T@", T), ("@K@", f"Kernel{cls}"),
                      ("@XT@", _macro_of(xn)), ("@IT@", _macro_of(iname)), ("@YT@", _macro_of(yn)),
                      ("@XI@", str(plan.x)), ("@II@", str(plan.index)),
@@ -297,6 +315,34 @@ UNIT_RANGE = r"""        const uint64_t blockIdx = static_cast<uint64_t>(GetBloc
             unitStart_ = td_.formerNum * td_.formerUnits + (blockIdx - td_.formerNum) * td_.tailUnits;
             unitCount_ = td_.tailUnits;
         }
+"""
+# The entry of a kernel of (x, index) -> y, the tiling lines that read the two shapes, and those
+# that read the UB, the cores and the buffer count and leave `budget` bytes of UB besides the reserve.
+INDEX_ENTRY = r"""extern "C" __global__ __aicore__ void @NAME@_custom(@ARGS@, GM_ADDR @Y@, GM_ADDR workspace, GM_ADDR tiling)
+{
+    (void)workspace;
+    GET_TILING_DATA(tilingData, tiling);
+    @K@ op;
+    op.Init(@X@, @I@, @Y@, tilingData);
+    op.Process();
+}
+"""
+INDEX_SHAPES = r"""    const gert::RuntimeAttrs* attrs = context->GetAttrs();
+    (void)attrs;
+    const gert::Shape& xShape = context->GetInputShape(@XI@)->GetStorageShape();
+    const gert::Shape& iShape = context->GetInputShape(@II@)->GetStorageShape();
+    const int32_t rank = static_cast<int32_t>(xShape.GetDimNum());
+"""
+UB_BUDGET = r"""    auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+    uint64_t ubSize = 0;
+    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
+    const uint32_t coreNum = platform.GetCoreNumAiv();
+    td->bufferNum = @BUFNUM@;
+    const uint64_t reserve = @RESERVE@;
+    if (ubSize <= reserve + 8192) {
+        return ge::GRAPH_FAILED;
+    }
+    const uint64_t budget = ubSize - reserve;
 """
 SYNC_PIPES = r"""    template <HardEvent EVT>
     __aicore__ inline void SyncPipes()
@@ -673,22 +719,9 @@ private:
     uint64_t unitCount_ = 0;
 };
 
-extern "C" __global__ __aicore__ void @NAME@_custom(@ARGS@, GM_ADDR @Y@, GM_ADDR workspace, GM_ADDR tiling)
-{
-    (void)workspace;
-    GET_TILING_DATA(tilingData, tiling);
-    @K@ op;
-    op.Init(@X@, @I@, @Y@, tilingData);
-    op.Process();
-}
-"""
+""" + INDEX_ENTRY
 
-_TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAttrs();
-    (void)attrs;
-    const gert::Shape& xShape = context->GetInputShape(@XI@)->GetStorageShape();
-    const gert::Shape& iShape = context->GetInputShape(@II@)->GetStorageShape();
-    const int32_t rank = static_cast<int32_t>(xShape.GetDimNum());
-    if (rank < 1 || rank > static_cast<int32_t>(MAX_DIMS) || static_cast<int32_t>(iShape.GetDimNum()) != rank) {
+_TILING = r"""@TILING_HEAD@""" + INDEX_SHAPES + r"""    if (rank < 1 || rank > static_cast<int32_t>(MAX_DIMS) || static_cast<int32_t>(iShape.GetDimNum()) != rank) {
         return ge::GRAPH_FAILED;
     }
     int64_t dim = @DIM@;
@@ -747,17 +780,7 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
         ++od;
     };
 
-    auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
-    uint64_t ubSize = 0;
-    platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
-    const uint32_t coreNum = platform.GetCoreNumAiv();
-    td->bufferNum = @BUFNUM@;
-    const uint64_t reserve = @RESERVE@;
-    if (ubSize <= reserve + 8192) {
-        return ge::GRAPH_FAILED;
-    }
-    const uint64_t budget = ubSize - reserve;
-    const uint64_t units32 = eb == 8 ? 2 : 1;                         // uint32 units per x element
+@UB_BUDGET@    const uint64_t units32 = eb == 8 ? 2 : 1;                         // uint32 units per x element
     // UB bytes per tile element: index and y tiles (queued), int32 index, offsets and table
     // (per unit), half staging for 1-byte data or index, the pair table for 8-byte data
     const uint64_t laneBytes = td->bufferNum * (ib + eb) + 4 + 8 * units32 + (eb == 1 ? 2 : 0) +

@@ -32,9 +32,10 @@ class ScanPlan:
     axis_rule: None = None
 
 
-def values_indices_op(gm, names):
+def values_indices_op(gm, names, index_casts: tuple = ()):
     """The graph's one call of an op in `names` on its only input when the graph returns that
-    call's (values, indices) pair and nothing else, else None."""
+    call's (values, indices) pair and nothing else, else None. With `index_casts` (dtypes, e.g.
+    (torch.int32,)) the indices may come back through one `_to_copy` to one of them."""
     places = [n for n in gm.graph.nodes if n.op == "placeholder"]
     calls = [n for n in gm.graph.nodes if n.op == "call_function"]
     ops = [n for n in calls if _name(n) in names]
@@ -44,10 +45,17 @@ def values_indices_op(gm, names):
     out = next(o for o in gm.graph.nodes if o.op == "output").args[0]
     if not isinstance(out, (list, tuple)) or len(out) != 2:
         return None
+    out = list(out)
+    cast = out[1]
+    if (index_casts and cast.op == "call_function" and _name(cast) == "_to_copy" and len(cast.args) == 1
+            and set(cast.kwargs) <= {"dtype"} and cast.kwargs.get("dtype") in index_casts):
+        out[1] = cast.args[0]
+    else:
+        cast = None
     if any(not (o.op == "call_function" and _name(o) == "getitem" and o.args[0] is s and o.args[1] == k)
            for k, o in enumerate(out)):
         return None
-    if any(c is not s and _name(c) != "getitem" for c in calls):
+    if any(c is not s and c is not cast and _name(c) != "getitem" for c in calls):
         return None
     return s
 

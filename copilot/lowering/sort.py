@@ -14,7 +14,7 @@ the TopK library API (Sort32 + merge passes on the vector unit), whose k best pe
 candidate row; a full candidate row is reduced to k by one more TopK with the candidates' own
 indices. The last chunk is padded with -inf (+inf for smallest): padding never outranks a real
 element. Values come back from the fp32 scores (exact for every input that ranks exactly),
-indices as int64.
+indices as int64 (or int32 when the golden casts them).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from copilot.lowering.movement import _name
 from copilot.lowering.scan import values_indices_op
 
 _DTYPES = ("float16", "bfloat16", "float32", "int8", "uint8", "int32", "int64")
-MAX_CHUNK = 4064                       # positions per TopK call: <= 4096 and < 4096 copy rows
+MAX_CHUNK = 4064                       # columns: positions per TopK call, <= 4096 and < 4096 copy rows
+MAX_ROW_CHUNK = 4096                   # rows (dim last): one TopK call takes a whole row of 4096
 
 
 @dataclass
@@ -36,6 +37,7 @@ class TopKPlan:
     k_rule: tuple                     # ("attr", name) | ("const", k) | ("axis",): k = N (a sort)
     dim_rule: tuple                   # ("attr", name) | ("const", d)
     largest_rule: tuple               # ("attr", name) | ("const", bool)
+    index_dtype: str = "int64"        # the indices output: int64 (torch's) or int32 (the golden casts)
     unserved: dict = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     programs: list = field(default_factory=lambda: [None])
@@ -43,20 +45,28 @@ class TopKPlan:
 
 
 def _select_of(gm):
-    """(k or None for a full sort, dim, largest) when the graph is one topk / sort of its only
-    input returning (values, indices)."""
-    s = values_indices_op(gm, ("topk", "sort"))
+    """(k or None for a full sort, dim, largest, index dtype) when the graph is one topk / sort of
+    its only input returning (values, indices), the indices as int64 or cast to int32. A sort's
+    `stable` flag needs nothing: equal scores keep their order of position in the TopK API (both
+    directions), which is torch's stable order."""
+    import torch
+
+    s = values_indices_op(gm, ("topk", "sort"), index_casts=(torch.int32, torch.int64))
     if s is None:
         return None
+    out = next(o for o in gm.graph.nodes if o.op == "output").args[0]
+    index_dtype = "int32" if out[1].kwargs.get("dtype") == torch.int32 else "int64"
     args = list(s.args) + [None] * 5
     if _name(s) == "topk":
         k = int(args[1])
         dim = int(s.kwargs.get("dim", args[2] if args[2] is not None else -1))
         largest = bool(s.kwargs.get("largest", args[3] if args[3] is not None else True))
-        return k, dim, largest
-    dim = int(s.kwargs.get("dim", args[1] if args[1] is not None else -1))
-    descending = bool(s.kwargs.get("descending", args[2] if args[2] is not None else False))
-    return None, dim, descending
+        return k, dim, largest, index_dtype
+    # sort(self, dim=-1, descending=False) or sort.stable(self, *, stable, dim=-1, descending=False)
+    positional = len(s.args) > 1 and not isinstance(s.args[1], bool)
+    dim = int(s.kwargs.get("dim", args[1] if positional else -1))
+    descending = bool(s.kwargs.get("descending", args[2] if positional and args[2] is not None else False))
+    return None, dim, descending, index_dtype
 
 
 def _rule(task, values, types, what):
@@ -89,21 +99,22 @@ def plan_topk(task):
     found = [first]
     for case in task.cases[1:]:
         g = _select_of(trace(task, case))
-        if g is None or (g[0] is None) != (first[0] is None):
+        if g is None or (g[0] is None) != (first[0] is None) or g[3] != first[3]:
             raise Unsupported(f"{task.name}: case {case.id} is not the selection the other cases are")
         found.append(g)
     k_rule = ("axis",) if first[0] is None else _rule(task, [f[0] for f in found], ("int",), "k")
     plan = TopKPlan(task, "topk", k_rule, _rule(task, [f[1] for f in found], ("int",), "axis"),
-                    _rule(task, [f[2] for f in found], ("bool",), "direction"))
+                    _rule(task, [f[2] for f in found], ("bool",), "direction"), index_dtype=first[3])
     for c, f in zip(task.cases, found):
         shape = c.shapes[0]
         n = shape[f[1]] if shape else 1
         k = n if f[0] is None else f[0]
+        last = not shape or f[1] in (-1, len(shape) - 1)
         if c.dtypes[0] not in _DTYPES:
             plan.unserved[c.id] = f"dtype {c.dtypes[0]}"
         elif len(shape) > 8:
             plan.unserved[c.id] = "more than 8 dims"
-        elif n > MAX_CHUNK and k > 2048:
+        elif n > (MAX_ROW_CHUNK if last else MAX_CHUNK) and k > 2048:
             plan.unserved[c.id] = f"k = {k} of a line of {n}: chunked selection keeps at most 2048 per lane"
     if any(c.dtypes[0] in ("int32", "int64") for c in task.cases):
         plan.notes.append("int32 / int64 data rank through fp32: exact for |x| <= 2^24")
@@ -135,10 +146,14 @@ def render(plan: TopKPlan, knobs: dict) -> str:
         k, what = attr(plan.k_rule, "int64_t"), "top-k"
         largest = attr(plan.largest_rule, "bool")
     x, v, i = t.inputs[0].name, t.outputs[0].name, t.outputs[1].name
+    wide = plan.index_dtype == "int64"
     text = (_KERNEL + "\n" + _TILING).replace("@TILING_HEAD@", TILING_HEAD).replace("@UNIT_RANGE@", UNIT_RANGE)
     for key, val in (("@OP@", t.op_name), ("@NAME@", t.name), ("@T@", f"{cls}TilingData"), ("@K@", f"Kernel{cls}"),
                      ("@WHAT@", what), ("@XT@", _macro_of(x)), ("@X@", _ident(x)), ("@V@", _ident(v)),
                      ("@I@", _ident(i)), ("@DIM@", dim), ("@KVAL@", k), ("@LARGEST@", largest),
+                     ("@IDXSTAGE@", _IDX_STAGE[wide]), ("@IDXSTAGEDOC@", _IDX_STAGE_DOC[wide]),
+                     ("@IDXSTAGEBYTES@", "8" if wide else "0"), ("@IDXT@", f"{plan.index_dtype}_t"),
+                     ("@IDXNAME@", plan.index_dtype),
                      ("@DTYPE_BYTES@", _dtype_bytes_fn()), ("@SYNC@", SYNC_PIPES),
                      ("@RESERVE@", str(int(knobs["ub_reserve_bytes"]))),
                      ("@SPLIT@", core_split(knobs, "td->outer * td->axisLen * td->inner", "units"))):
@@ -147,12 +162,20 @@ def render(plan: TopKPlan, knobs: dict) -> str:
     return text
 
 
+# The TopK API's int32 indices: widened to int64 in TopK's temporary space, or written as they are.
+_IDX_STAGE = {True: """        LocalTensor<int64_t> idxOut = tmpBuf_.Get<int64_t>();
+        Cast(idxOut, idx, RoundMode::CAST_NONE, n);
+""", False: """        const LocalTensor<int32_t>& idxOut = idx;
+"""}
+_IDX_STAGE_DOC = {True: "TopK's temporary space is free too: the int64 indices",
+                  False: "the int32 indices go out as TopK wrote them"}
+
 _KERNEL = r"""// @OP@ (@NAME@): generated by the Cannpilot lowering agent.
 // Pattern: @WHAT@ along dim. x is viewed as [outer, N, inner]; a lane is one line along dim.
 // Scores are fp32 (every input dtype converts exactly; integers up to 2^24); each chunk of a lane
 // goes through the TopK library API, the chunks' winners join a candidate row that one more TopK
 // (with the candidates' own indices) reduces to k. Values come back from the scores, indices as
-// int64.
+// @IDXNAME@.
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -179,7 +202,8 @@ struct @T@ {
     uint32_t tailLen;                   // positions of the last chunk (its row is chunkPitch too)
     uint32_t chunks;
     uint32_t candCap;                   // candidate slots per lane (chunked lanes)
-    uint32_t tmpBytes;                  // TopK's temporary space, later the int64 indices' staging
+    uint32_t direct;                    // 1: one chunk, TopK writes the result rows (no staging rows)
+    uint32_t tmpBytes;                  // TopK's temporary space (int64 indices: later their staging)
     uint64_t blocksPerOuter;            // lane blocks per outer position
     uint64_t blocks;                    // lane blocks
     uint32_t segments;                  // > 1: a block's chunks split into segments over the cores
@@ -195,8 +219,11 @@ REGISTER_TILING_DEFAULT(@T@);
 using namespace AscendC;
 
 using Elem = @XT@;
+using IndexOut = @IDXT@;                 // the indices output
 
 class @K@ {
+    static constexpr uint32_t IDX_PER_BLOCK = 32 / sizeof(IndexOut);     // indices per 32-byte block
+
 public:
     __aicore__ inline void Init(GM_ADDR xAddr, GM_ADDR valuesAddr, GM_ADDR indicesAddr, GM_ADDR workspace,
                                 const @T@& tiling)
@@ -209,7 +236,7 @@ public:
         const uint64_t lanesTotal = td_.outer * td_.inner;
         xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Elem*>(xAddr), lanesTotal * td_.axisLen);
         valuesGm_.SetGlobalBuffer(reinterpret_cast<__gm__ Elem*>(valuesAddr), lanesTotal * td_.k);
-        indicesGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(indicesAddr), lanesTotal * td_.k);
+        indicesGm_.SetGlobalBuffer(reinterpret_cast<__gm__ IndexOut*>(indicesAddr), lanesTotal * td_.k);
 @UNIT_RANGE@        columns_ = td_.mode == MODE_COLUMNS;
         rowsIn_ = columns_ ? td_.lanePitch : td_.lanes;        // UB rows of the scores' buffers
         const uint32_t tile = rowsIn_ * td_.chunkPitch;
@@ -229,8 +256,10 @@ public:
         }
         pipe_.InitBuffer(tmpBuf_, Bytes(td_.tmpBytes));
         pipe_.InitBuffer(srcIdxBuf_, 32);                     // TopK without init indices: defined, not read
-        pipe_.InitBuffer(chunkValBuf_, Bytes(td_.lanes * td_.kPitch * sizeof(float)));
-        pipe_.InitBuffer(chunkIdxBuf_, Bytes(td_.lanes * td_.kPitch * sizeof(int32_t)));
+        if (!td_.direct) {
+            pipe_.InitBuffer(chunkValBuf_, Bytes(td_.lanes * td_.kPitch * sizeof(float)));
+            pipe_.InitBuffer(chunkIdxBuf_, Bytes(td_.lanes * td_.kPitch * sizeof(int32_t)));
+        }
         if (td_.chunks > 1) {
             pipe_.InitBuffer(candValBuf_, Bytes(td_.lanes * td_.candCap * sizeof(float)));
             pipe_.InitBuffer(candIdxBuf_, Bytes(td_.lanes * td_.candCap * sizeof(int32_t)));
@@ -353,8 +382,9 @@ private:
             LoadScores(xOff_ + at * (columns_ ? td_.inner : 1), lanes_, len);
             const uint32_t want = chunked ? td_.kPitch : td_.k;
             const uint32_t wantPitch = (want + 7) / 8 * 8;
-            LocalTensor<float> val = chunkValBuf_.Get<float>();
-            LocalTensor<int32_t> idx = chunkIdxBuf_.Get<int32_t>();
+            // direct: TopK writes the result rows themselves (their pitch is TopK's, or one lane)
+            LocalTensor<float> val = td_.direct ? outValBuf_.Get<float>() : chunkValBuf_.Get<float>();
+            LocalTensor<int32_t> idx = td_.direct ? outIdxBuf_.Get<int32_t>() : chunkIdxBuf_.Get<int32_t>();
             LocalTensor<bool> finish;
             TopKInfo info;
             info.outter = static_cast<int32_t>(td_.lanes);
@@ -363,6 +393,9 @@ private:
             TopK<float, false, false, false, TopKMode::TOPK_NORMAL>(
                 val, idx, scoreLaneMajor_, srcIdxBuf_.Get<int32_t>(), finish, tmpBuf_.Get<uint8_t>(),
                 static_cast<int32_t>(want), td_.chunkTopk, info, td_.largest != 0);
+            if (td_.direct) {
+                return;
+            }
             if (!chunked) {
                 Repitch(outValBuf_.Get<float>(), val, td_.lanes, wantPitch, td_.outPitch);
                 Repitch(outIdxBuf_.Get<float>(), idx.ReinterpretCast<float>(), td_.lanes, wantPitch, td_.outPitch);
@@ -510,7 +543,7 @@ private:
         DataCopy(dst, src, p);
     }
 
-    // The result rows (outPitch apart, lane-major) back to x's dtype and int64, out to GM.
+    // The result rows (outPitch apart, lane-major) back to x's dtype and @IDXNAME@, out to GM.
     __aicore__ inline void WriteOut()
     {
         const uint64_t yOff = yOff_;
@@ -529,30 +562,30 @@ private:
             val = outT;
             idx = outT[n].ReinterpretCast<int32_t>();
         }
-        // the scores' input buffer and TopK's temporary space are free now: y and the int64 indices
+        // the scores' input buffer is free now: y (@IDXSTAGEDOC@)
         LocalTensor<Elem> y = rawBuf_.Get<Elem>();
-        LocalTensor<int64_t> idx64 = tmpBuf_.Get<int64_t>();
         FromScore(y, val, n);
-        Cast(idx64, idx, RoundMode::CAST_NONE, n);
-        SyncPipes<HardEvent::V_MTE3>();
+@IDXSTAGE@        SyncPipes<HardEvent::V_MTE3>();
         if (columns_) {
             // k rows of `lanes` columns, inner apart in GM
             DataCopyExtParams out(static_cast<uint16_t>(td_.k), lanes * sizeof(Elem), 0,
                                   static_cast<uint32_t>((td_.inner - lanes) * sizeof(Elem)), 0);
             out.srcStride = (td_.lanePitch * sizeof(Elem) - (lanes * sizeof(Elem) + 31) / 32 * 32) / 32;
             DataCopyPad(valuesGm_[yOff], y, out);
-            DataCopyExtParams outIdx(static_cast<uint16_t>(td_.k), lanes * sizeof(int64_t),
-                                     (td_.lanePitch - (lanes + 3) / 4 * 4) * sizeof(int64_t) / 32,
-                                     static_cast<uint32_t>((td_.inner - lanes) * sizeof(int64_t)), 0);
-            DataCopyPad(indicesGm_[yOff], idx64, outIdx);
+            DataCopyExtParams outIdx(static_cast<uint16_t>(td_.k), lanes * sizeof(IndexOut),
+                                     (td_.lanePitch - (lanes + IDX_PER_BLOCK - 1) / IDX_PER_BLOCK * IDX_PER_BLOCK) *
+                                         sizeof(IndexOut) / 32,
+                                     static_cast<uint32_t>((td_.inner - lanes) * sizeof(IndexOut)), 0);
+            DataCopyPad(indicesGm_[yOff], idxOut, outIdx);
         } else {
             // `lanes` rows of k, contiguous in GM
             DataCopyExtParams out(static_cast<uint16_t>(lanes), td_.k * sizeof(Elem),
                                   (td_.outPitch * sizeof(Elem) - (td_.k * sizeof(Elem) + 31) / 32 * 32) / 32, 0, 0);
             DataCopyPad(valuesGm_[yOff], y, out);
-            DataCopyExtParams outIdx(static_cast<uint16_t>(lanes), td_.k * sizeof(int64_t),
-                                     (td_.outPitch - (td_.k + 3) / 4 * 4) * sizeof(int64_t) / 32, 0, 0);
-            DataCopyPad(indicesGm_[yOff], idx64, outIdx);
+            DataCopyExtParams outIdx(static_cast<uint16_t>(lanes), td_.k * sizeof(IndexOut),
+                                     (td_.outPitch - (td_.k + IDX_PER_BLOCK - 1) / IDX_PER_BLOCK * IDX_PER_BLOCK) *
+                                         sizeof(IndexOut) / 32, 0, 0);
+            DataCopyPad(indicesGm_[yOff], idxOut, outIdx);
         }
     }
 
@@ -594,7 +627,7 @@ private:
     TBuf<TPosition::VECCALC> mergeValBuf_, mergeIdxBuf_, outValBuf_, outIdxBuf_, outTBuf_;
     GlobalTensor<Elem> xGm_;
     GlobalTensor<Elem> valuesGm_;
-    GlobalTensor<int64_t> indicesGm_;
+    GlobalTensor<IndexOut> indicesGm_;
     GlobalTensor<float> candGm_;                             // workspace: segments' candidates
     LocalTensor<float> scoreLaneMajor_;
     @T@ td_;
@@ -658,9 +691,10 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     td->outPitch = (td->k + 31) / 32 * 32;
     td->mode = inner == 1 ? MODE_ROWS : MODE_COLUMNS;
     auto up32 = [](uint64_t v) { return static_cast<uint32_t>((v + 31) / 32 * 32); };
-    // A lane is one TopK call when it fits (at most 4064 positions), else chunks of at least kPitch
-    // positions whose kPitch best join a candidate row of candCap (>= 2 kPitch) slots.
-    const uint32_t maxChunk = 4064;
+    // A lane is one TopK call when it fits (4096 positions in rows, 4064 in columns), else chunks
+    // of at least kPitch positions whose kPitch best join a candidate row of candCap (>= 2 kPitch)
+    // slots.
+    const uint32_t maxChunk = td->mode == MODE_COLUMNS ? 4064 : 4096;   // columns: < 4096 copy rows
     auto platform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
     uint64_t ubSize = 0;
     platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
@@ -685,6 +719,10 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
         const uint32_t cap = 4 * td->kPitch < 1024 ? 4 * td->kPitch : 1024;
         return up32(cap > 2 * td->kPitch ? cap : 2 * td->kPitch);
     };
+    // one chunk per lane and TopK's rows are the result rows (same pitch, or one lane): no staging
+    auto directOf = [&](uint32_t b, uint32_t c) {
+        return c >= axisLen && (b == 1 || td->kPitch == td->outPitch);
+    };
     // UB bytes of the kernel's buffers for tiles of b lanes and chunks of c positions
     auto bytes = [&](uint32_t b, uint32_t c) {
         const uint64_t bp = lanePitchOf(b);
@@ -701,8 +739,8 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
             const uint64_t m = topkTmp(static_cast<uint32_t>(cap), 1, true);
             tmp = m > tmp ? m : tmp;
         }
-        const uint64_t idx64 = rows * td->outPitch * 8;
-        s += (tmp > idx64 ? tmp : idx64) + 2 * b * td->kPitch * 4;
+        const uint64_t idx64 = rows * td->outPitch * @IDXSTAGEBYTES@;
+        s += (tmp > idx64 ? tmp : idx64) + (directOf(b, c) ? 0 : 2 * b * td->kPitch * 4);
         s += rows * td->outPitch * (4 + 4 + (eb == 1 ? 2 : 0));
         return s + 40 * 256;
     };
@@ -743,6 +781,7 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     td->chunks = static_cast<uint32_t>((axisLen + chunk - 1) / chunk);
     td->tailLen = static_cast<uint32_t>(axisLen - static_cast<uint64_t>(td->chunks - 1) * chunk);
     td->candCap = candCapOf(chunk);
+    td->direct = directOf(lanes, chunk) ? 1 : 0;
     const bool chunked = td->chunks > 1;
     if (chunked && td->candCap > 4096) {
         return ge::GRAPH_FAILED;                              // a candidate row is one TopK call
@@ -761,7 +800,7 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
         const uint64_t m = topkTmp(td->candCap, 1, true);
         tmp = m > tmp ? m : tmp;
     }
-    const uint64_t idx64 = static_cast<uint64_t>(columns ? td->lanePitch : lanes) * td->outPitch * 8;
+    const uint64_t idx64 = static_cast<uint64_t>(columns ? td->lanePitch : lanes) * td->outPitch * @IDXSTAGEBYTES@;
     td->tmpBytes = static_cast<uint32_t>(tmp > idx64 ? tmp : idx64);
     td->blocksPerOuter = columns ? (inner + lanes - 1) / lanes : 0;
     td->blocks = columns ? outer * td->blocksPerOuter : (outer + lanes - 1) / lanes;
