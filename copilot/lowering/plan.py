@@ -124,6 +124,11 @@ def build_plan(task) -> Plan:
     moved = plan_movement(task)       # a pure layout transform: its own data-movement kernel
     if moved is not None:
         return moved
+    from copilot.lowering.unique import plan_unique
+
+    uniqued = plan_unique(task)       # torch.unique: presence over a key domain, ranks, a gather: its own kernel
+    if uniqued is not None:
+        return uniqued
     from copilot.lowering.indexing import plan_index
 
     indexed = plan_index(task)        # an index gather / scatter / scan: its own kernel

@@ -1,0 +1,71 @@
+"""torch.unique as a kernel of its own (`copilot/lowering/unique.py`): the golden is one `_unique2`
+of x; the kernel marks each element's order-preserving key present (no sort), writes y's length
+into out_shape (the data-dependent contract) and the inverse as a gather of the keys' ranks."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from copilot.backends.sim import check_kernel
+from copilot.errors import BadInput
+from copilot.lowering import lower, plan_task
+from copilot.lowering.unique import UniquePlan, plan_unique
+from copilot.tasks import load_task
+
+FIXTURE = Path(__file__).parent / "fixtures" / "lowering_unique" / "lw_unique"
+CANNBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "cannbench" / "tasks"
+NO_GXX = shutil.which("g++") is None
+
+
+def test_fixture_plans_with_the_inverse_by_attr_and_float32_refused():
+    task = load_task(str(FIXTURE))
+    plan = plan_task(task)
+    assert isinstance(plan, UniquePlan)
+    assert plan.inverse_rule == ("attr", "return_inverse")
+    assert set(plan.unserved) == {"5"} and "float32" in plan.unserved["5"]
+    src = lower(task).source
+    assert ".OutputShapeDependOnCompute()" in src and "GM_ADDR out_shape" in src
+    assert "SetAtomicAdd<int16_t>()" in src and "Gather(got, rank" in src
+
+
+def test_public_unique_plans(tmp_path):
+    d = CANNBENCH / "level3" / "unique"
+    if not (d / "proto.yaml").is_file():
+        pytest.skip(f"CANN-Bench task level3/unique not found at {d}")
+    try:
+        task = load_task(str(d))
+    except BadInput as exc:
+        pytest.skip(f"level3/unique does not load: {exc}")
+    plan = plan_unique(task)
+    assert isinstance(plan, UniquePlan) and plan.inverse_rule == ("attr", "return_inverse")
+    assert sorted(plan.unserved, key=int) == [c.id for c in task.cases if c.dtypes[0] == "float32"]
+
+
+def test_other_goldens_are_not_this_pattern(tmp_path):
+    d = tmp_path / "lw_unique_twice"
+    shutil.copytree(FIXTURE, d)
+    (d / "golden.py").write_text("import torch\n\n\ndef lw_unique_twice(x, return_inverse=False):\n"
+                                 "    y, inverse = torch.unique(x * 2, return_inverse=True)\n"
+                                 "    return (y, inverse) if return_inverse else y\n")
+    assert plan_unique(load_task(str(d))) is None
+    for name in ("add", "softmax"):
+        assert plan_unique(load_task(name)) is None
+
+
+@pytest.mark.skipif(NO_GXX, reason="needs g++ for the sim backend")
+def test_fixture_cases_on_the_emulator(tmp_path):
+    """int8 over 3 cores and bf16 with infinities (inverses), int64 of negative narrow range
+    pass; a 2-million-key int64 range (found at run time) fails naming out_shape."""
+    task = load_task(str(FIXTURE))
+    path = tmp_path / "unique.cpp"
+    path.write_text(lower(task).source)
+    report = check_kernel(path, task, chip="910B2", cases="1,2,3,6")
+    errors = [(d.id, d.line, d.message[:160]) for d in report.diagnostics if d.severity == "error"]
+    assert report.compiled and not errors, errors
+    by_id = {c.id: c for c in report.cases}
+    failed = [(i, c.failure_class, c.message[:160]) for i, c in by_id.items() if i != "6" and not c.passed]
+    assert not failed, failed
+    assert not by_id["6"].passed and "out_shape" in by_id["6"].message
