@@ -68,6 +68,16 @@ class SandboxResult:
     stdout: str
     stderr: str
     uid: int = -1                     # the uid the run had (owner of what it wrote)
+    memory: "MemoryRecord | None" = None   # the run's cgroup memory figures (None: no cgroup)
+
+
+@dataclass
+class MemoryRecord:
+    """What the run's memory cgroup recorded, read after the run and before the cgroup goes: its
+    cap, its peak usage and how many of its processes the kernel's OOM killer ended at the cap."""
+    cap_bytes: int | None
+    peak_bytes: int | None
+    oom_kills: int | None             # None: this kernel's cgroup does not count them
 
 
 def scrubbed_env(workdir: Path | None = None) -> dict[str, str]:
@@ -238,6 +248,30 @@ class _Cgroup:
         except OSError:
             self.close()
             self.dirs = []
+
+    def memory(self) -> MemoryRecord | None:
+        """The memory cgroup's cap, peak and OOM kills (v1: memory.limit_in_bytes,
+        memory.max_usage_in_bytes, memory.oom_control's oom_kill; v2: memory.max, memory.peak,
+        memory.events' oom_kill); None without one."""
+        if not self.dirs:
+            return None
+        d = self.dirs[0]
+        v1 = (d / "memory.oom_control").exists()
+
+        def number(name: str, key: str | None = None) -> int | None:
+            try:
+                text = (d / name).read_text()
+            except OSError:
+                return None
+            if key is not None:
+                text = next((line.split()[1] for line in text.splitlines() if line.split()[:1] == [key]), "")
+            text = text.strip()
+            return int(text) if text.isdigit() else None
+
+        if v1:
+            return MemoryRecord(number("memory.limit_in_bytes"), number("memory.max_usage_in_bytes"),
+                                number("memory.oom_control", "oom_kill"))
+        return MemoryRecord(number("memory.max"), number("memory.peak"), number("memory.events", "oom_kill"))
 
     def procs_files(self) -> list[str]:
         return [str(d / "cgroup.procs") for d in self.dirs]
@@ -457,6 +491,7 @@ def run_sandboxed(argv: list[str], workdir: Path, limits: Limits, *, uid: int | 
         except OSError as e:
             return SandboxResult(None, None, False, 0.0, "", f"cannot start the sandboxed process: {e}", uid)
         timed_out = False
+        memory = None
         try:
             timed_out = not _wait_exit(proc, limits.wall_seconds)
         finally:
@@ -465,6 +500,7 @@ def run_sandboxed(argv: list[str], workdir: Path, limits: Limits, *, uid: int | 
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
             if cg:
+                memory = cg.memory()      # every process of the run is gone: the counts are final
                 cg.close()
         wall = time.perf_counter() - t0
         rc = proc.returncode
@@ -472,7 +508,7 @@ def run_sandboxed(argv: list[str], workdir: Path, limits: Limits, *, uid: int | 
             returncode=None if timed_out else (rc if rc >= 0 else None),
             signal=-rc if rc is not None and rc < 0 else None,
             timed_out=timed_out, wall_seconds=wall,
-            stdout=_text_of(out_fd), stderr=_text_of(err_fd), uid=uid)
+            stdout=_text_of(out_fd), stderr=_text_of(err_fd), uid=uid, memory=memory)
     finally:
         os.close(out_fd)
         os.close(err_fd)

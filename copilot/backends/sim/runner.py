@@ -80,6 +80,11 @@ RUN_HINTS = {
     "RUN.INTEGRITY": "the run's results could not be trusted: a block must return from the kernel entry, "
                      "write GM only through DataCopy/SetValue, and leave the run directory alone",
 }
+# The hint of a RUN.CRASH that is a SIGKILL no limit of the sandbox accounts for (no fault of the code known).
+UNKNOWN_KILL_HINT = ("nothing the sandbox recorded says why (no kill at the memory cap in the run's cgroup, no CPU "
+                     "or wall-clock limit reached): another process (the host's own OOM killer, a user) may have "
+                     "killed it; run the case again alone and watch the host's free memory")
+UNKNOWN_BLOCK_KILL = ("RUN.CRASH", "the kernel was killed by SIGKILL (cause unknown)")
 
 
 @dataclass
@@ -480,7 +485,46 @@ def wall_timeout(wall_seconds: float) -> Diagnostic:
                       RUN_HINTS["RUN.TIMEOUT"])
 
 
-def _run_failures(result: dict, reported_blocks: set[int], block_cpu: int, tiling_reported: bool) -> list[Diagnostic]:
+def _size(nbytes: int) -> str:
+    return f"{nbytes / (1 << 30):.2f} GiB" if nbytes >= 1 << 30 else f"{nbytes / (1 << 20):.0f} MiB"
+
+
+def memory_cap_kill(memory, what: str) -> Diagnostic | None:
+    """The RUN.MEMORY of a run whose cgroup recorded an OOM kill at its cap (`memory`: the
+    sandbox's MemoryRecord), naming the cap and the peak; None when no such kill was recorded."""
+    if memory is None or not memory.oom_kills:
+        return None
+    cap = f" of {_size(memory.cap_bytes)}" if memory.cap_bytes else ""
+    peak = f" (peak usage {_size(memory.peak_bytes)})" if memory.peak_bytes else ""
+    return Diagnostic("RUN.MEMORY", "error", f"{what} was killed at the sandbox's memory cap{cap} for the run's "
+                      f"processes{peak}: the kernel's OOM killer ended {memory.oom_kills} process(es) of the run",
+                      0, RUN_HINTS["RUN.MEMORY"])
+
+
+def launcher_stopped(res, result: dict, cpu_seconds: int) -> Diagnostic:
+    """The failure of a launcher that ended before its run did (not at the wall clock): the limit
+    that stopped it where the launcher (its CPU limit) or the run's cgroup (an OOM kill) recorded
+    one, a SIGKILL of unknown cause, else the crash it had."""
+    if result.get("launcher_cpu_limit"):
+        return Diagnostic("RUN.TIMEOUT", "error", f"the emulator's launcher used its {cpu_seconds} s of CPU time "
+                          "(the sandbox's CPU limit for the launcher: twice the case's wall-clock limit before the "
+                          "load factor) and stopped; the launcher replays every block's cost events, so the kernel "
+                          "issues too many instructions (or instructions whose UB operands span too many others) "
+                          "to emulate", 0, RUN_HINTS["RUN.TIMEOUT"])
+    memory = memory_cap_kill(res.memory, "the emulator's launcher")
+    if memory is not None:
+        return memory
+    stderr = f": {res.stderr.strip()[-300:]}" if res.stderr.strip() else ""
+    if res.signal == 9:
+        return Diagnostic("RUN.CRASH", "error", "the emulator's launcher was killed by SIGKILL (cause unknown) "
+                          f"before the run finished{stderr}", 0, UNKNOWN_KILL_HINT)
+    why = f"signal {SIGNALS.get(res.signal, res.signal)}" if res.signal else f"status {res.returncode}"
+    return Diagnostic("RUN.CRASH", "error", f"the launcher stopped with {why} before the run finished{stderr}", 0,
+                      RUN_HINTS["RUN.CRASH"])
+
+
+def _run_failures(result: dict, reported_blocks: set[int], block_cpu: int, tiling_reported: bool,
+                  memory=None) -> list[Diagnostic]:
     diags: list[Diagnostic] = []
     by_kind: dict[tuple[str, str], list[int]] = {}
     for b, kind, detail in result["blocks"]:
@@ -512,16 +556,20 @@ def _run_failures(result: dict, reported_blocks: set[int], block_cpu: int, tilin
         elif sig == "SIGSYS":
             by_kind.setdefault(("RUN.CRASH", "the kernel made a forbidden system call (process or thread "
                                              "creation) and the sandbox stopped it"), []).append(b)
+        elif sig == "SIGKILL" and (killed := memory_cap_kill(memory, "the kernel")) is not None:
+            by_kind.setdefault(("RUN.MEMORY", killed.message), []).append(b)
+        elif sig == "SIGKILL" and result["block_cpu"].get(b, 0.0) >= block_cpu:
+            by_kind.setdefault(("RUN.TIMEOUT", f"a block used more than its {block_cpu} s of CPU time in the "
+                                               "emulator and was killed (SIGKILL at the limit's hard end)"), []).append(b)
         elif sig == "SIGKILL":
-            by_kind.setdefault(("RUN.MEMORY", "the kernel was killed (SIGKILL), most likely for using too "
-                                              "much memory"), []).append(b)
+            by_kind.setdefault(UNKNOWN_BLOCK_KILL, []).append(b)
         elif sig == "SIGXFSZ":
             by_kind.setdefault(("RUN.CRASH", "the kernel wrote more output than the sandbox allows"), []).append(b)
         else:
             by_kind.setdefault(("RUN.CRASH", f"the kernel crashed with {sig}"), []).append(b)
     for (ident, msg), blocks in by_kind.items():
         diags.append(Diagnostic(ident, "error", f"{msg} [{_blocks_text(sorted(blocks))}]", 0,
-                                RUN_HINTS.get(ident, "")))
+                                UNKNOWN_KILL_HINT if (ident, msg) == UNKNOWN_BLOCK_KILL else RUN_HINTS.get(ident, "")))
     if result.get("tiling_signal") and not tiling_reported:
         sig = SIGNALS.get(result["tiling_signal"], f"signal {result['tiling_signal']}")
         if sig == "SIGXCPU":
@@ -541,7 +589,7 @@ def _run_failures(result: dict, reported_blocks: set[int], block_cpu: int, tilin
 
 
 def _parse_result(text: str) -> dict:
-    r: dict = {"blocks": [], "end": None, "block_dim": 0, "key": 0, "filter": None, "costs": {}}
+    r: dict = {"blocks": [], "end": None, "block_dim": 0, "key": 0, "filter": None, "costs": {}, "block_cpu": {}}
     for line in text.splitlines():
         parts = line.split(maxsplit=2) if line.startswith("cost ") else line.split()
         if not parts:
@@ -551,6 +599,11 @@ def _parse_result(text: str) -> dict:
             r["costs"][int(parts[1])] = parts[2]
         elif k == "block" and len(parts) >= 4:
             r["blocks"].append((int(parts[1]), parts[2], int(parts[3])))
+            if parts[2] == "signal" and len(parts) >= 6:      # a killed block's CPU seconds
+                with contextlib.suppress(ValueError):
+                    r["block_cpu"][int(parts[1])] = float(parts[5])
+        elif k == "launcher_cpu_limit":
+            r["launcher_cpu_limit"] = True
         elif k == "blockdim":
             r["block_dim"] = int(parts[1])
         elif k == "key":
@@ -750,14 +803,11 @@ def _run_in(workdir: Path, uid: int, build: Build, task, case, inputs, outputs, 
         tiling_reported = -1 in reported_blocks
         # A block that exited 86 has its fatal rule in diag.jsonl (from the runtime).
         run_diags = _run_failures(result, {b for b in fatal_blocks if isinstance(b, int)}, block_cpu,
-                                  tiling_reported)
+                                  tiling_reported, res.memory)
         if res.timed_out:
             run_diags.append(wall_timeout(limits.wall_seconds))
         elif result["end"] is None:
-            why = f"signal {SIGNALS.get(res.signal, res.signal)}" if res.signal else f"status {res.returncode}"
-            run_diags.append(Diagnostic("RUN.CRASH", "error", f"the launcher stopped with {why} before the "
-                                        "run finished" + (f": {res.stderr.strip()[-300:]}" if res.stderr.strip()
-                                                          else ""), 0, RUN_HINTS["RUN.CRASH"]))
+            run_diags.append(launcher_stopped(res, result, lim.cpu_seconds))
         cost_lines = [result["costs"][b] for b in sorted(result["costs"])]
         api_bytes = sum(_gm_bytes_out(x) for x in cost_lines)
         # Bytes written off the APIs show as more non-poison bytes than the APIs moved; when the

@@ -738,6 +738,19 @@ struct BlockRecord {
     char cost[1016];
 };
 static BlockRecord* g_records = nullptr;
+static pid_t g_launcher_pid = 0;
+
+// The launcher's own CPU limit (the sandbox's RLIMIT_CPU): at the soft limit the kernel sends
+// SIGXCPU, which a pid namespace's init (this process) would ignore without a handler, so the hard
+// limit's SIGKILL would end the run with no word of why. The handler records it on the result
+// channel first. Only a SIGXCPU from the kernel (SI_KERNEL: the rlimit) counts, and only in the
+// launcher (children reset it: enter_candidate_child).
+static void launcher_cpu_limit(int, siginfo_t* info, void*) {
+    if (info->si_code != SI_KERNEL || getpid() != g_launcher_pid) return;
+    static const char line[] = "launcher_cpu_limit\n";
+    if (g_result_fd >= 0) (void)!write(g_result_fd, line, sizeof line - 1);
+    _exit(kExitReported);
+}
 
 // Drops a buffer's real addresses from this copy (the vault's table keeps them): memory a kernel
 // can search holds only the alias.
@@ -788,8 +801,6 @@ static void key_real_gm() {
     explicit_bzero(e, sizeof e);
 }
 
-static pid_t g_launcher_pid = 0;
-
 static void enter_candidate_child(const char* phase, int64_t block, int cpu_seconds, int keep_fd = -1) {
     // A child dies with the launcher: without a pid namespace (no root, the shell chain's fallback)
     // nothing else would end it before its CPU limit when the app and its launcher are killed. A
@@ -820,6 +831,7 @@ static void enter_candidate_child(const char* phase, int64_t block, int cpu_seco
     for (int s : {SIGSEGV, SIGTRAP}) sigaction(s, &ub, nullptr);
     std::set_new_handler(out_of_memory);
     std::set_terminate(on_terminate);
+    signal(SIGXCPU, SIG_DFL);   // the launcher's handler is not a child's: its CPU limit ends it
     if (cpu_seconds > 0) {
         rlimit rl{static_cast<rlim_t>(cpu_seconds), static_cast<rlim_t>(cpu_seconds + 1)};
         setrlimit(RLIMIT_CPU, &rl);
@@ -1040,6 +1052,12 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
     g_diag_file = c.diag_fd >= 0 ? c.diag_fd : open("diag.jsonl", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
     g_diag_fd = g_diag_file;   // the launcher's own findings; a child's come through its pipe
     g_result_fd = c.result_fd;
+    {
+        struct sigaction xcpu{};
+        xcpu.sa_sigaction = launcher_cpu_limit;
+        xcpu.sa_flags = SA_SIGINFO;
+        sigaction(SIGXCPU, &xcpu, nullptr);
+    }
     FILE* result = c.result_fd >= 0 ? fdopen(c.result_fd, "w") : std::fopen("result.txt", "w");
     if (g_diag_fd < 0 || !result) return 2;
     std::setvbuf(result, nullptr, _IONBF, 0);
@@ -1267,7 +1285,7 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
         pids[i] = p;
         ++running;
     };
-    auto finish_block = [&](uint32_t i, int bst) {
+    auto finish_block = [&](uint32_t i, int bst, const rusage& ru) {
         --running;
         cannsim::mc::block_ended(i);
         cannsim::mix::proc_ended(i);
@@ -1290,7 +1308,10 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
             }
         } else if (WIFSIGNALED(bst)) {
             int sig = WTERMSIG(bst);
-            std::fprintf(result, "block %u signal %d %s\n", i, sig, signal_name(sig));
+            // and the CPU seconds it had used (wait4): a SIGKILL at its CPU limit's hard end is told
+            // apart from one by the memory cap or of unknown origin
+            std::fprintf(result, "block %u signal %d %s %.2f\n", i, sig, signal_name(sig),
+                         ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6);
             if (sig == SIGXCPU || sig == SIGKILL) stop = true;
         }
     };
@@ -1319,13 +1340,14 @@ int cannsim_glue::launcher_main(int argc, char** argv) {
                 else findings[who[k]].read_some();
             }
         int bst = 0;
+        rusage ru{};
         pid_t done;
-        while ((done = waitpid(-1, &bst, WNOHANG)) > 0) {
+        while ((done = wait4(-1, &bst, WNOHANG, &ru)) > 0) {
             uint32_t i = 0;
             while (i < procs && pids[i] != done) ++i;
             if (i == procs) continue;
             pids[i] = -1;
-            finish_block(i, bst);
+            finish_block(i, bst, ru);
         }
         if (done < 0 && errno == ECHILD && running > 0) break;
     }
