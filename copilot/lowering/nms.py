@@ -490,20 +490,28 @@ private:
         pipe_.InitBuffer(orderBuf_, 4 * td_.cols);
         pipe_.InitBuffer(aliveBuf_, td_.cols / 8);                // bit r: rank r not suppressed yet
         pipe_.InitBuffer(keptBuf_, td_.cols / 8);                 // bit r: rank r kept
-        pipe_.InitBuffer(skipBuf_, 64);                           // bit i: rank i of the block suppresses no later block,
-                                                                  // then: none of the later ranks of its block
+        pipe_.InitBuffer(quietBuf_, td_.cols / 8);                // bit r: rank r suppresses no rank of a later block
+        pipe_.InitBuffer(quietHereBuf_, td_.cols / 8);            // bit r: ... none of the later ranks of its own block
         pipe_.InitBuffer(outBuf_, 8 * td_.cols);
         pipe_.InitBuffer(shapeBuf_, 32);
         for (uint32_t d = 0; d < td_.depth; ++d) {
             pipe_.InitBuffer(slotBuf_[d], SCAN_BLOCK * td_.rowBytes);
-            pipe_.InitBuffer(slotMaxBuf_[d], 2 * 64 * 4);
         }
         LocalTensor<int32_t> order = orderBuf_.Get<int32_t>();
         LocalTensor<uint32_t> alive = aliveBuf_.Get<uint32_t>();
         LocalTensor<uint32_t> kept = keptBuf_.Get<uint32_t>();
-        LocalTensor<uint32_t> skip = skipBuf_.Get<uint32_t>();
+        LocalTensor<uint32_t> quiet = quietBuf_.Get<uint32_t>();
+        LocalTensor<uint32_t> quietHere = quietHereBuf_.Get<uint32_t>();
+        LocalTensor<float> largest = outBuf_.Get<float>();      // the rows' largest IoUs, before the output
         Duplicate(alive.ReinterpretCast<uint16_t>(), static_cast<uint16_t>(0xFFFF), static_cast<int32_t>(td_.cols / 16));
         DataCopyPad(order, orderGm_, DataCopyExtParams(1, td_.cols * 4, 0, 0, 0), DataCopyPadExtParams<int32_t>(false, 0, 0, 0));
+        DataCopyPad(largest, rowMaxGm_, DataCopyExtParams(1, td_.cols * 4, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0));
+        DataCopyPad(largest[td_.cols], diagMaxGm_, DataCopyExtParams(1, td_.cols * 4, 0, 0, 0),
+                    DataCopyPadExtParams<float>(false, 0, 0, 0));
+        SyncPipes<HardEvent::MTE2_V>();
+        // a largest IoU <= threshold (no NaN): the rank suppresses none of those ranks
+        CompareScalar(quiet.ReinterpretCast<uint8_t>(), largest, td_.threshold, CMPMODE::LE, td_.cols);
+        CompareScalar(quietHere.ReinterpretCast<uint8_t>(), largest[td_.cols], td_.threshold, CMPMODE::LE, td_.cols);
         const uint32_t blocks = (td_.n + SCAN_BLOCK - 1) / SCAN_BLOCK;
         TEventID loadedS[MAX_DEPTH];
         TEventID loadedV[MAX_DEPTH];
@@ -519,17 +527,15 @@ private:
             const uint32_t slot = blk % td_.depth;
             WaitFlag<HardEvent::MTE2_S>(loadedS[slot]);
             WaitFlag<HardEvent::MTE2_V>(loadedV[slot]);
-            CompareScalar(skip.ReinterpretCast<uint8_t>(), slotMaxBuf_[slot].Get<float>(), td_.threshold, CMPMODE::LE, 64);
-            CompareScalar(skip[8].ReinterpretCast<uint8_t>(), slotMaxBuf_[slot].Get<float>()[64], td_.threshold, CMPMODE::LE, 64);
-            SyncPipes<HardEvent::V_S>();                         // the previous block's Ands and this compare
+            SyncPipes<HardEvent::V_S>();                         // the previous block's Ands are done
             const uint32_t r0 = blk * SCAN_BLOCK;
             const uint32_t c0 = r0 / ROW_GRANULE * ROW_GRANULE;
             const uint32_t rowWords = RowPitch(blk) / 4;        // uint32 words of a loaded row
             const uint32_t word = (r0 - c0) / 32;                // this block's word within it
             LocalTensor<uint32_t> rowsHere = slotBuf_[slot].Get<uint32_t>();
             const uint32_t ranks = td_.n - r0 < SCAN_BLOCK ? td_.n - r0 : SCAN_BLOCK;
-            const uint32_t quiet = skip.GetValue(0);
-            const uint32_t quietHere = skip.GetValue(8);
+            const uint32_t quietPast = quiet.GetValue(blk);
+            const uint32_t quietBlock = quietHere.GetValue(blk);
             uint32_t cur = alive.GetValue(blk);
             uint32_t keptBits = 0;
             for (uint32_t i = 0; i < ranks; ++i) {
@@ -538,10 +544,10 @@ private:
                 }
                 keptBits |= 1u << i;
                 ++count;
-                if (((quietHere >> i) & 1u) == 0) {
+                if (((quietBlock >> i) & 1u) == 0) {
                     cur &= rowsHere.GetValue(i * rowWords + word);  // the block's later ranks it suppresses
                 }
-                if (((quiet >> i) & 1u) == 0) {                  // it suppresses some rank of a later block
+                if (((quietPast >> i) & 1u) == 0) {              // it suppresses some rank of a later block
                     And(alive[c0 / 32].ReinterpretCast<uint16_t>(), alive[c0 / 32].ReinterpretCast<uint16_t>(),
                         rowsHere[i * rowWords].ReinterpretCast<uint16_t>(), static_cast<int32_t>(rowWords * 2));
                     PipeBarrier<PIPE_V>();
@@ -577,7 +583,7 @@ private:
         DataCopyPad(shapeGm_, shape, DataCopyExtParams(1, 2 * sizeof(uint64_t), 0, 0, 0));
     }
 
-    // Block `blk`'s bit rows (from its 256-column granule on) and largest IoUs into slot `slot`.
+    // Block `blk`'s bit rows (from its 256-column granule on) into slot `slot`.
     __aicore__ inline void LoadBlock(uint32_t blk, uint32_t slot, TEventID s, TEventID v)
     {
         const uint32_t r0 = blk * SCAN_BLOCK;
@@ -585,10 +591,6 @@ private:
         const uint32_t ranks = td_.n - r0 < SCAN_BLOCK ? td_.n - r0 : SCAN_BLOCK;
         DataCopyPad(slotBuf_[slot].Get<uint8_t>(), maskGm_[BlockAt(blk)], DataCopyExtParams(1, ranks * RowPitch(blk), 0, 0, 0),
                     DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
-        DataCopyPad(slotMaxBuf_[slot].Get<float>(), rowMaxGm_[r0], DataCopyExtParams(1, 64 * 4, 0, 0, 0),
-                    DataCopyPadExtParams<float>(false, 0, 0, 0));
-        DataCopyPad(slotMaxBuf_[slot].Get<float>()[64], diagMaxGm_[r0], DataCopyExtParams(1, 64 * 4, 0, 0, 0),
-                    DataCopyPadExtParams<float>(false, 0, 0, 0));
         SetFlag<HardEvent::MTE2_S>(s);
         SetFlag<HardEvent::MTE2_V>(v);
     }
@@ -596,8 +598,8 @@ private:
     TPipe pipe_;
     TBuf<TPosition::VECCALC> workBuf_, scoreBuf_, indexBuf_, coordBuf_, offsetBuf_;                  // phase A
     TBuf<TPosition::VECCALC> rowValBuf_, colBuf_, aBuf_, bBuf_, cBuf_, bitsBuf_[2], rowMaxBuf_, reduceTmpBuf_;  // B
-    TBuf<TPosition::VECCALC> orderBuf_, aliveBuf_, keptBuf_, skipBuf_, outBuf_, shapeBuf_;           // C
-    TBuf<TPosition::VECCALC> slotBuf_[MAX_DEPTH], slotMaxBuf_[MAX_DEPTH];
+    TBuf<TPosition::VECCALC> orderBuf_, aliveBuf_, keptBuf_, quietBuf_, quietHereBuf_, outBuf_, shapeBuf_;  // C
+    TBuf<TPosition::VECCALC> slotBuf_[MAX_DEPTH];
     GlobalTensor<float> boxesGm_, scoresGm_, sortedGm_, rowMaxGm_, diagMaxGm_;
     GlobalTensor<int64_t> keepGm_;
     GlobalTensor<uint64_t> shapeGm_;
@@ -650,8 +652,8 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     work = work > 16ull * n + 32 ? work : 16ull * n + 32;
     const uint64_t phaseA = work + 4ull * td->sortLen + 4ull * td->cols + 24ull * td->slice;
     // phase C: order, alive and kept bits, the int64 output, `depth` slots of 32 bit rows
-    const uint64_t phaseC = 4ull * td->cols + 2ull * (td->cols / 8) + 8ull * td->cols + 64;
-    const uint64_t slot = 32ull * td->rowBytes + 256;
+    const uint64_t phaseC = 4ull * td->cols + 4ull * (td->cols / 8) + 8ull * td->cols + 32;
+    const uint64_t slot = 32ull * td->rowBytes;
     if (phaseA > budget || phaseC + slot > budget) {
         return ge::GRAPH_FAILED;
     }
