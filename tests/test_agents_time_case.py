@@ -80,3 +80,32 @@ async def test_time_case_on_a_ray_cluster_asks_the_workers_for_the_cases_tier(ta
     await LLMAgent(llm, cluster, session="t", use_lowering=False).baseline(task, "910B2")
     assert sent == ["3", "perf"] and cluster.perf == "perf"     # time_case, then generation 1's own check
     assert llm.prompts[1].messages[-1]["content"].startswith("[time_case] (cost-model estimates")
+
+
+class StopsAtFailureEvaluator(PerfTierEvaluator):
+    """Times its cases in order and stops at case 3, whose timed run fails (as SimEvaluator does)."""
+
+    async def evaluate(self, task, c):
+        rows = []
+        for cid in self.perf.split(","):
+            if cid == "3":
+                rows.append({"id": cid, "role": "performance", "passed": False,
+                             "message": "run error (RUN.TIMEOUT): the run did not finish"})
+                return Evaluation("crashed", cases=rows)
+            rows.append({"id": cid, "role": "performance", "est_us": 10.0 * int(cid), "block_dim": 8,
+                         "bottleneck": "vector", "t_hw_us": 2.5 * int(cid), "judged": "sampled blocks"})
+        return Evaluation("passed", time_us=10.0, cases=rows)
+
+    def with_perf(self, ids: str):
+        return StopsAtFailureEvaluator(ids)
+
+
+async def test_time_case_says_which_cases_were_not_run_after_a_failing_one(task_dir):
+    task = load_task(task_dir)
+    llm = ScriptedLLM([KERNEL + "\nTOOL time_case 2,3,5", "DONE"])
+    await LLMAgent(llm, StopsAtFailureEvaluator(), session="t", use_lowering=False).baseline(task, "910B2")
+    lines = llm.prompts[1].messages[-1]["content"].split("\n\n")[0].splitlines()
+    assert lines[0].startswith("[time_case] " + task.case("2").label()) and "20.00 us est." in lines[0]
+    assert lines[1].startswith(task.case("3").label()) and ": FAIL run error (RUN.TIMEOUT)" in lines[1]
+    assert lines[2].startswith(task.case("5").label())
+    assert lines[2].endswith(": not run (the timing stops at the first failing case, case 3)")

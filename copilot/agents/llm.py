@@ -238,17 +238,26 @@ class LLMAgent:
         if timer is None:
             return f"[time_case] this evaluator ({type(self.evaluator).__name__}) times only its performance cases"
         ev = await timer.evaluate(task, Candidate(id="probe", code=trace.code, round=0, origin="llm"))
+        rows = {str(c.get("id")): c for c in ev.cases if c.get("role") == "performance"}
+        failing = [c for c in ev.cases if c.get("passed") is False and str(c.get("id")) in ids]
+
+        def line(i: str) -> str:
+            c = rows.get(i)
+            if c is None:       # the evaluation stops at the first failing case
+                return f"{self._case_label(task, i)}: not run (the timing stops at the first failing case, " \
+                       f"case {failing[0]['id']})"
+            if c.get("passed") is False:
+                return f"{self._case_label(task, i)}: FAIL {c.get('message') or ''}".rstrip()
+            return f"{self._case_label(task, i)}: " + (short_estimate(c) if c.get("est_us")
+                                                        else c.get("not_timed") or "not timed")
+
         if ev.status != "passed":
-            failing = [c for c in ev.cases if c.get("passed") is False and str(c.get("id")) in ids]
             if failing:         # the timed run of an asked case was wrong
-                return "[time_case] " + "\n".join(
-                    f"{self._case_label(task, c['id'])}: FAIL {c.get('message') or ''}".rstrip() for c in failing)
+                return "[time_case] " + "\n".join(line(i) for i in dict.fromkeys(ids))
             return (f"[time_case] not timed: the kernel is {ev.status} on the correctness cases "
-                    "(TOOL run_quick_cases says where)")
-        rows = [c for c in ev.cases if c.get("role") == "performance" and str(c.get("id")) in ids]
+                    f"(TOOL run_quick_cases says where), so case(s) {', '.join(ids)} were not run")
         return "[time_case] (cost-model estimates, not part of the fitness)\n" + "\n".join(
-            f"{self._case_label(task, c['id'])}: {short_estimate(c) if c.get('est_us') else c.get('not_timed') or 'not timed'}"
-            for c in rows)
+            line(i) for i in dict.fromkeys(ids) if i in rows)
 
     def _timer(self, ids: str):
         """An evaluator like the session's whose performance cases are `ids` (kept per ids, so a
