@@ -208,6 +208,7 @@ class @K@ {
     static constexpr bool IS_WIDE = std::is_same<T, int32_t>::value || std::is_same<T, int64_t>::value;
     static constexpr uint32_t KEYS_CAP = sizeof(T) == 1 ? 256 : MAX_KEYS;
     static constexpr uint32_t ZERO_KEY = 32768;          // fp16 / bf16: the key of +0 and -0
+    static constexpr uint32_t COUNTED_KEYS = 4096;       // up to this R, phase 1 counts keys and stops when all are marked
     static constexpr float INT32_SAFE = 2147483520.0f;   // the largest fp32 below 2^31: int64 within it narrows exactly
 
 public:
@@ -465,6 +466,20 @@ private:
             LocalTensor<float> seenF = wBuf_.Get<float>();
             LocalTensor<int32_t> fresh = wBuf_.Get<int32_t>()[td_.tile];
             LocalTensor<uint8_t> absent = maskBuf_.Get<uint8_t>();
+            if constexpr (IS_HALF16) {       // until this core's first zero: its sign (the first zero key)
+                if (zero == 0) {
+                    LocalTensor<float> keyF = wBuf_.Get<float>();   // the keys as KeyOffsets left them (2 k)
+                    Compares(absent, keyF, static_cast<float>(2 * ZERO_KEY), CMPMODE::EQ, padded);
+                    uint64_t zeros = 0;
+                    GatherMask(fresh, idx, absent.ReinterpretCast<uint32_t>(), true, len, {1, 1, 8, 0}, zeros);
+                    if (zeros > 0) {
+                        SyncPipes<HardEvent::V_S>();
+                        const uint32_t at = static_cast<uint32_t>(fresh.GetValue(0));
+                        zero = xBuf_.Get<T>().template ReinterpretCast<uint16_t>().GetValue(at) == 0 ? 1 : 2;
+                        SyncPipes<HardEvent::S_V>();
+                    }
+                }
+            }
             Gather(seen, table, off.ReinterpretCast<uint32_t>(), 0, len);
             if (padded > len) {              // lanes past the tail count as marked
                 Duplicate(seenF[padded - 64], 1.0f, 64);
@@ -472,19 +487,20 @@ private:
             Cast(seenF, seen, RoundMode::CAST_NONE, static_cast<int32_t>(len));
             Compares(absent, seenF, 0.0f, CMPMODE::EQ, padded);
             uint64_t freshCount = 0;
-            GatherMask(fresh, idx, absent.ReinterpretCast<uint32_t>(), true, padded, {1, 1, 8, 0}, freshCount);
+            GatherMask(fresh, off, absent.ReinterpretCast<uint32_t>(), true, padded, {1, 1, 8, 0}, freshCount);
             SyncPipes<HardEvent::V_S>();
-            for (uint32_t j = 0; j < static_cast<uint32_t>(freshCount); ++j) {
-                const uint32_t i = static_cast<uint32_t>(fresh.GetValue(j));
-                const uint32_t k = static_cast<uint32_t>(off.GetValue(i)) >> 1;
-                if (table.GetValue(k) == 0) {
-                    table.SetValue(k, 1);
-                    ++present;
-                    if constexpr (IS_HALF16) {
-                        if (k == ZERO_KEY) {
-                            zero = xBuf_.Get<T>().template ReinterpretCast<uint16_t>().GetValue(i) == 0 ? 1 : 2;
-                        }
+            const uint32_t m = static_cast<uint32_t>(freshCount);
+            if (keys <= COUNTED_KEYS) {      // few keys: count them, to stop once all are present
+                for (uint32_t j = 0; j < m; ++j) {
+                    const uint32_t k = static_cast<uint32_t>(fresh.GetValue(j)) >> 1;
+                    if (table.GetValue(k) == 0) {
+                        table.SetValue(k, 1);
+                        ++present;
                     }
+                }
+            } else {                         // else mark (a key repeated within the tile is marked again)
+                for (uint32_t j = 0; j < m; ++j) {
+                    table.SetValue(static_cast<uint32_t>(fresh.GetValue(j)) >> 1, 1);
                 }
             }
             SyncPipes<HardEvent::S_V>();
