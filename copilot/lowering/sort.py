@@ -12,8 +12,8 @@ A lane is selected in chunks of at most 4064 positions (the TopK API's rows are 
 chunk's scores (fp32: every input dtype converts to it; integers are exact up to 2^24) go through
 the TopK library API (Sort32 + merge passes on the vector unit), whose k best per lane join a
 candidate row; a full candidate row is reduced to k by one more TopK with the candidates' own
-indices. The last chunk is padded with -inf (+inf for smallest): padding never outranks a real
-element. Values come back from the fp32 scores (exact for every input that ranks exactly),
+indices. The k smallest are the k largest of -x (exact, ties keep their order), so the last
+chunk is padded with -inf: padding never outranks a real element. Values come back from the fp32 scores (exact for every input that ranks exactly),
 indices as int64 (or int32 when the golden casts them).
 """
 
@@ -269,7 +269,7 @@ public:
         const uint32_t outRows = columns_ ? td_.lanePitch : td_.lanes;
         pipe_.InitBuffer(outValBuf_, Bytes(outRows * td_.outPitch * sizeof(float)));
         pipe_.InitBuffer(outIdxBuf_, Bytes(outRows * td_.outPitch * sizeof(int32_t)));
-        pad_ = td_.largest ? -INFINITY : INFINITY;
+        pad_ = -INFINITY;                                     // scores are negated for the smallest
         BuildTables();
     }
 
@@ -392,7 +392,7 @@ private:
             info.n = static_cast<int32_t>(td_.chunkPitch);   // the padding ranks last
             TopK<float, false, false, false, TopKMode::TOPK_NORMAL>(
                 val, idx, scoreLaneMajor_, srcIdxBuf_.Get<int32_t>(), finish, tmpBuf_.Get<uint8_t>(),
-                static_cast<int32_t>(want), td_.chunkTopk, info, td_.largest != 0);
+                static_cast<int32_t>(want), td_.chunkTopk, info, true);
             if (td_.direct) {
                 return;
             }
@@ -487,6 +487,11 @@ private:
         SyncPipes<HardEvent::MTE2_V>();
         LocalTensor<float> score = scoreBuf_.Get<float>();
         ToScore(score, raw, rowsIn_ * td_.chunkPitch);
+        if (!td_.largest) {
+            // the k smallest are the k largest of -x (ties keep their order of position; -x is exact)
+            PipeBarrier<PIPE_V>();
+            Muls(score, score, -1.0f, rowsIn_ * td_.chunkPitch);
+        }
         scoreLaneMajor_ = score;
         const uint32_t m = td_.lanes * td_.chunkPitch;
         if (columns_) {
@@ -521,7 +526,7 @@ private:
         PipeBarrier<PIPE_V>();
         TopK<float, true, false, false, TopKMode::TOPK_NORMAL>(
             val, idx, cand, candIdx, finish, tmpBuf_.Get<uint8_t>(), static_cast<int32_t>(td_.kPitch),
-            td_.mergeTopk, info, td_.largest != 0);
+            td_.mergeTopk, info, true);
         PipeBarrier<PIPE_V>();
         DataCopy(dstVal, val, td_.kPitch);
         DataCopy(dstIdx, idx, td_.kPitch);
@@ -564,6 +569,10 @@ private:
         }
         // the scores' input buffer is free now: y (@IDXSTAGEDOC@)
         LocalTensor<Elem> y = rawBuf_.Get<Elem>();
+        if (!td_.largest) {
+            Muls(val, val, -1.0f, n);                         // the smallest were selected as -x
+            PipeBarrier<PIPE_V>();
+        }
         FromScore(y, val, n);
 @IDXSTAGE@        SyncPipes<HardEvent::V_MTE3>();
         if (columns_) {
@@ -700,7 +709,7 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     platform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
     const uint32_t coreNum = platform.GetCoreNumAiv();
     const uint64_t reserve = @RESERVE@;
-    const bool largest = td->largest != 0;
+    const bool largest = true;                                // the smallest select on -x
     auto topkTmp = [&](uint32_t inner32, uint32_t rows, bool initIndex) {
         uint32_t hi = 0;
         uint32_t lo = 0;
