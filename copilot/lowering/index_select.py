@@ -286,7 +286,7 @@ _TILING = r"""@TILING_HEAD@""" + INDEX_SHAPES + r"""    int64_t dim = @DIM@;
     }
     td->tileRows = static_cast<uint32_t>(rows);
     td->rowBlocks = (td->count + rows - 1) / rows;
-    if ((td->inner - td->colChunk) * eb >= (1ULL << 32)) {
+    if (td->inner * eb >= (1ULL << 32)) {
         return ge::GRAPH_FAILED;   // a row gap past the copy's 32-bit stride field
     }
     const uint64_t units = td->outer * td->rowBlocks * td->colChunks;
