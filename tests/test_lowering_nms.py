@@ -108,3 +108,18 @@ def test_the_kernel_keeps_the_golden_boxes(tmp_path):
     assert report.compiled, report.diagnostics
     assert [(c.id, c.passed) for c in report.cases] == [("1", True), ("2", True), ("3", True)], \
         [(c.id, c.message) for c in report.cases]
+
+
+def test_a_smallest_case_of_constant_length_does_not_hide_the_data_dependent_output(tmp_path):
+    """One box keeps one box on every draw: the next-smallest cases tell that `keep` has a
+    data-dependent length (else the kernel's entry would lose its out_shape argument)."""
+    from copilot.oracle.dynamic import data_dependent
+
+    task = _task(tmp_path)
+    d = task.path
+    (d / "cases.yaml").write_text(textwrap.dedent(_CASES) + (
+        "- {case_id: 4, input_shape: [[1, 4], [1]], dtype: [float32, float32], attrs: {iou_threshold: 0.5},\n"
+        "   value_range: [[-1, 1], [0, 1]]}\n"))
+    task = load_task(str(d))
+    assert min(task.cases, key=lambda c: c.total_numel).id == "4"
+    assert data_dependent(task) == {"keep": (0,)}

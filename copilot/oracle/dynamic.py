@@ -27,6 +27,7 @@ SHAPE_ARG = "out_shape"      # the entry's extra GM_ADDR, after the outputs
 SHAPE_WORDS = 9              # per data-dependent output: the rank word, then up to 8 dims
 RANK_MASK = 0x7FFFFFFF       # bit 31 of the rank word may be set (ops-nn NonZero sets it)
 SEEDS = (0, 1, 2)            # draws that tell a data-dependent output of an untraceable golden
+DRAW_CASES = 3               # cases drawn at most (the smallest first)
 
 _found: dict[tuple, dict[str, tuple[int, ...]]] = {}
 
@@ -38,12 +39,19 @@ def data_dependent(task: Task) -> dict[str, tuple[int, ...]]:
     A golden that runs on meta tensors has none. Else it is traced with fake tensors whose shape
     environment lets a size stay symbolic (unique: `y` is `(u0,)`); a golden that branches on values
     (nms's greedy loop) cannot be traced, and runs for real on three draws of its smallest case: a
-    dim that differs between draws is data-dependent."""
+    dim that differs between draws is data-dependent. Up to DRAW_CASES of the smallest cases are
+    drawn, until one shows a varying dim: a small case can keep the same length on every draw (one
+    box, or a threshold no pair of boxes reaches, keeps every box)."""
     if getattr(task, "kind", None) != "cann" or not getattr(task, "cases", None):
         return {}
     key = (str(task.path), task.name, len(task.cases))
     if key not in _found:
-        _found[key] = _detect(task, min(task.cases, key=lambda c: c.total_numel))
+        found: dict = {}
+        for case in sorted(task.cases, key=lambda c: c.total_numel)[:DRAW_CASES]:
+            found = _detect(task, case)
+            if found or _static_shapes(task, case) or _traced_shapes(task, case):
+                break
+        _found[key] = found
     return _found[key]
 
 
@@ -54,6 +62,15 @@ def _static_shapes(task: Task, case: Case) -> bool:
     try:
         meta_outputs(task, case)
     except Exception:       # noqa: BLE001 - any failure of the meta run: the shapes are found below
+        return False
+    return True
+
+
+def _traced_shapes(task: Task, case: Case) -> bool:
+    """Whether the fake-tensor trace gives the output shapes (then the draws are not needed)."""
+    try:
+        _fake_shapes(task, case)
+    except Exception:       # noqa: BLE001 - an untraceable golden: only its draws tell
         return False
     return True
 
