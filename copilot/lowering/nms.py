@@ -18,10 +18,12 @@ A. Every core sorts all scores (Sort, descending, stable; padding scores -inf ra
 B. After SyncAll, core k takes ranks r = k, k + C, ... (cyclic: the upper triangle's rows shrink,
    so every core gets long and short ones). Row r compares box r with the boxes of rank >= 256
    floor(r / 256) (the triangle, at a 256-column granule that keeps every bit row 32-byte aligned):
-   14 vector instructions per row and column tile, the last a Compare LE that writes one bit per
-   box: the "compatible" matrix, one bit row per rank in the workspace.
-C. After SyncAll, core 0 scans ranks in blocks of 32: a block's bit rows come in by one DMA (the
-   next block's prefetched), the block's alive word is read once, the 32 decisions are scalar bit
+   12 vector instructions per row and column tile (the x and y extents side by side: one Sub and
+   one clamp serve both), the last a Compare LE that writes one bit per box: the "compatible"
+   matrix, one bit row per rank, each scan block's 32 rows contiguous in the workspace; two
+   ReduceMax give the row's largest IoU with the later ranks of its block and past it.
+C. After SyncAll, core 0 scans ranks in blocks of 32: a block's bit rows come in by one DMA (up to
+   4 blocks ahead), the block's alive word is read once, the 32 decisions are scalar bit
    tests (a kept rank's own row word clears the later ranks of its block it suppresses), and each
    kept rank's row is ANDed into the alive bits of all later ranks (one vector And). The kept ranks'
    original indices are packed by GatherMask over the kept bits, widened to int64, written with
@@ -347,9 +349,10 @@ private:
         const uint32_t bitRow = td_.tileCols / 8;
         pipe_.InitBuffer(rowValBuf_, COORDS * td_.maxRows * 32);     // [COORDS][maxRows][8]: a value per 32 B
         pipe_.InitBuffer(colBuf_, COORDS * 4 * td_.tileCols);         // [COORDS][tileCols]
-        pipe_.InitBuffer(aBuf_, 4 * td_.tileCols + 256);               // + one repeat: the block's masked max
-        pipe_.InitBuffer(bBuf_, 4 * td_.tileCols);
-        pipe_.InitBuffer(cBuf_, 4 * td_.tileCols);
+        // a: max(x1) then max(y1) of a row, adjacent; b: min(x2) then min(y2): one Sub and one clamp
+        // serve both axes
+        pipe_.InitBuffer(aBuf_, 8 * td_.tileCols + 256);               // + one repeat: the block's masked max
+        pipe_.InitBuffer(bBuf_, 8 * td_.tileCols);
         pipe_.InitBuffer(bitsBuf_[0], SCAN_BLOCK * bitRow);
         pipe_.InitBuffer(bitsBuf_[1], SCAN_BLOCK * bitRow);
         pipe_.InitBuffer(rowMaxBuf_, (td_.tiles + 1) * td_.maxRows * 32);   // [tiles][maxRows][8], then the block's
@@ -358,7 +361,6 @@ private:
         LocalTensor<float> col = colBuf_.Get<float>();
         LocalTensor<float> a = aBuf_.Get<float>();
         LocalTensor<float> b = bBuf_.Get<float>();
-        LocalTensor<float> c = cBuf_.Get<float>();
         LocalTensor<float> rowMax = rowMaxBuf_.Get<float>();
         // rows a tile does not reach leave stale bits below their start column, which no one reads
         Duplicate(bitsBuf_[0].Get<uint16_t>(), static_cast<uint16_t>(0), static_cast<int32_t>(SCAN_BLOCK * bitRow / 2));
@@ -408,19 +410,16 @@ private:
                     const float y2 = rowVal.GetValue((3 * td_.maxRows + j) * 8);
                     const float area = rowVal.GetValue((4 * td_.maxRows + j) * 8);
                     Maxs(a, col[s], x1, len);                           // max(x1_r, x1_j)
+                    Maxs(a[len], col[td_.tileCols + s], y1, len);       // max(y1_r, y1_j)
                     Mins(b, col[2 * td_.tileCols + s], x2, len);        // min(x2_r, x2_j)
+                    Mins(b[len], col[3 * td_.tileCols + s], y2, len);   // min(y2_r, y2_j)
                     PipeBarrier<PIPE_V>();
-                    Sub(b, b, a, len);
-                    Maxs(a, col[td_.tileCols + s], y1, len);
-                    Mins(c, col[3 * td_.tileCols + s], y2, len);
+                    Sub(b, b, a, 2 * len);                              // w, then h
                     PipeBarrier<PIPE_V>();
-                    Sub(c, c, a, len);
-                    Maxs(b, b, 0.0f, len);                              // clamp(min=0): NaN stays NaN
-                    PipeBarrier<PIPE_V>();
-                    Maxs(c, c, 0.0f, len);
+                    Maxs(b, b, 0.0f, 2 * len);                          // clamp(min=0): NaN stays NaN
                     Adds(a, col[4 * td_.tileCols + s], area, len);      // area_r + area_j
                     PipeBarrier<PIPE_V>();
-                    Mul(b, b, c, len);                                  // inter
+                    Mul(b, b, b[len], len);                             // inter
                     PipeBarrier<PIPE_V>();
                     Sub(a, a, b, len);
                     PipeBarrier<PIPE_V>();
@@ -597,7 +596,7 @@ private:
 
     TPipe pipe_;
     TBuf<TPosition::VECCALC> workBuf_, scoreBuf_, indexBuf_, coordBuf_, offsetBuf_;                  // phase A
-    TBuf<TPosition::VECCALC> rowValBuf_, colBuf_, aBuf_, bBuf_, cBuf_, bitsBuf_[2], rowMaxBuf_, reduceTmpBuf_;  // B
+    TBuf<TPosition::VECCALC> rowValBuf_, colBuf_, aBuf_, bBuf_, bitsBuf_[2], rowMaxBuf_, reduceTmpBuf_;  // B
     TBuf<TPosition::VECCALC> orderBuf_, aliveBuf_, keptBuf_, quietBuf_, quietHereBuf_, outBuf_, shapeBuf_;  // C
     TBuf<TPosition::VECCALC> slotBuf_[MAX_DEPTH];
     GlobalTensor<float> boxesGm_, scoresGm_, sortedGm_, rowMaxGm_, diagMaxGm_;
@@ -643,7 +642,7 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     td->cols = (n + 255) / 256 * 256;
     td->rowBytes = td->cols / 8;
     td->sortTmpBytes = AscendC::GetSortTmpSize(platform, td->sortLen, 4);
-    // phase B rows are cyclic over the cores; at least 8 rows a core (a row is ~16 instructions)
+    // phase B rows are cyclic over the cores; at least 8 rows a core (a row is 14 vector instructions)
     uint32_t blockDim = (n + 7) / 8;
     blockDim = blockDim > coreNum ? coreNum : blockDim;
     td->maxRows = (n + blockDim - 1) / blockDim;
@@ -661,13 +660,13 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     depth = depth > 4 ? 4 : depth;
     td->depth = static_cast<uint32_t>(depth);
     // phase B: the widest column tile (whole 256-column granules) beside the rows' values: per
-    // column 5 arrays and 3 temporaries in fp32, two buffers of 32 bit rows, the reduce's space;
+    // column 5 arrays and 4 temporaries in fp32, two buffers of 32 bit rows, the reduce's space;
     // the tiles evened out
     const uint64_t fixed = 5ull * td->maxRows * 32 + 9ull * td->maxRows * 32 + 64 + 256;
     if (budget <= fixed + 256 * 41) {
         return ge::GRAPH_FAILED;
     }
-    const uint64_t widest = (budget - fixed) * 8 / (32 * 8 + 64 + 1) / 256 * 256;
+    const uint64_t widest = (budget - fixed) * 8 / (36 * 8 + 64 + 1) / 256 * 256;
     const uint64_t tiles = (td->cols + widest - 1) / widest;
     if (widest < 256 || tiles > 8) {
         return ge::GRAPH_FAILED;
