@@ -7,6 +7,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from copilot.errors import BadInput, Unsupported
@@ -319,6 +320,49 @@ def test_attr_expressions_are_computed_in_the_tiling_function():
     assert "!(attrBase > 0.0)" in tiling and "(attrBase > 0.0)) {" in tiling
     kernel = src.split("namespace optiling")[0]
     assert "0.9f" not in kernel and "0.1f" not in kernel     # no attr value baked into the kernel
+
+
+@pytest.mark.skipif(NO_GXX, reason="g++ is required to build the kernel")
+def test_a_float_attr_is_read_back_as_the_decimal_the_case_wrote(tmp_path):
+    """The tiling receives beta = fp32(0.999); 1 - beta from that rounding is 111 ulps from the
+    golden's fp32(1 - 0.999). The lowered tiling reads the attr's shortest decimal (0.999) and the
+    kernel's constant is the golden's, bit for bit (ones in, the constant out)."""
+    from copilot.backends.sim import build, run
+    from copilot.oracle import make_inputs, reference
+
+    d = tmp_path / "one_minus"
+    d.mkdir()
+    (d / "proto.yaml").write_text(textwrap.dedent("""\
+        operator:
+          name: one_minus
+          category: elementwise
+          formula: "y = x * (1 - beta)"
+          attrs:
+          - {name: beta, type: float, required: true}
+          inputs:
+          - {name: x, dtype: [float32]}
+          outputs:
+          - {name: y, dtype: [float32]}
+        """))
+    (d / "golden.py").write_text("import torch\n\n\ndef one_minus(x, beta: float):\n    return x * (1 - beta)\n")
+    (d / "cases.yaml").write_text("cases:\n- case_id: 1\n  input_shape: [[4, 40]]\n  dtype: [float32]\n"
+                                  "  attrs: {beta: 0.999}\n  value_range: [[1, 1]]\n")
+    (d / "desc.md").write_text("# one_minus\n")
+    task = load_task(str(d))
+    src = lower(task).source
+    assert "AttrDecimal(*attrs->GetAttrPointer<float>(0))" in src.split("namespace optiling")[1]
+    path = tmp_path / "one_minus.cpp"
+    path.write_text(src)
+    case = task.cases[0]
+    inputs = make_inputs(task, case)
+    ref = reference(task, case, inputs)
+    b = build(path, task, list(case.dtypes) + [o.dtype for o in ref.outputs], "910B2")
+    assert b.ok, [x.message for x in b.diagnostics]
+    r = run(b, task, case, inputs, outputs=ref.outputs)
+    assert r.ok, [x.message for x in r.diagnostics]
+    y = set(r.outputs[0].flatten().tolist())
+    assert y == {float(np.float32(1 - 0.999))}                        # the golden's constant, exactly
+    assert float(np.float32(1.0 - float(np.float32(0.999)))) not in y  # not the rounding's
 
 
 def test_expression_that_matches_only_by_coincidence_is_not_chosen(tmp_path):

@@ -82,6 +82,8 @@ def render(em) -> str:
         w("// variant from the tiling data. fp16 data is computed in fp16; fp32 and bf16 data in fp32.")
     else:
         w("// variant from the tiling data. Integer data is computed on int32 lanes (exact), floats in fp32.")
+    if any(a.type != "int" for a in t.attrs if a.name in _tiling_attr_names(em)):
+        w("#include <charconv>")      # the tiling reads float attrs back as decimals (AttrDecimal)
     w("#include <cmath>")
     w("#include <cstring>")
     w('#include "kernel_operator.h"')
@@ -1117,6 +1119,32 @@ def _knob_block(knobs: dict) -> str:
     return "\n".join(lines)
 
 
+def _tiling_attr_names(em) -> set[str]:
+    """The attrs the tiling function reads as numbers: those of the attr-derived constants and of
+    the recorded branches that pick a variant or refuse one."""
+    plan = em.plan
+    exprs = list(em.scalars) + ([e for cs in plan.conditions for c in cs for e in c[1:3]] if len(em.vcs) > 1 else [])
+    exprs += [e for _, cs in plan.refused_variants for c in cs for e in c[1:3]]
+    return set().union(set(), *(expr_attrs(e) for e in exprs))
+
+
+def _attr_decimal(w) -> None:
+    """The host helper that reads a float attr back as the decimal the case wrote."""
+    w("// A float attr is written as a decimal in the task (beta2: 0.999) and the golden computes with that")
+    w("// decimal in double, but the tiling receives its float32 rounding (0.99900001...): 1 - beta2 from")
+    w("// the rounding is 111 ulps off. The shortest decimal that reads back as the float32 is the case's")
+    w("// own number; every attr-derived constant is computed from it in double and rounded once.")
+    w("static double AttrDecimal(float value)")
+    w("{")
+    w("    char text[32];")
+    w("    const std::to_chars_result written = std::to_chars(text, text + sizeof(text), value);")
+    w("    double decimal = static_cast<double>(value);")
+    w("    std::from_chars(text, written.ptr, decimal);     // inf and nan read back as themselves")
+    w("    return decimal;")
+    w("}")
+    w("")
+
+
 def _variant_condition(t, guards: dict, conditions: list) -> str:
     """C++ test that the attrs select a variant: its equality guards and recorded branches."""
     attr_index = {a.name: i for i, a in enumerate(t.attrs)}
@@ -1253,6 +1281,9 @@ def tiling_func(em, T: str, row_tmps: int) -> str:
         w("    return true;")
         w("}")
         w("")
+    expr_names = _tiling_attr_names(em)
+    if any(a.type != "int" for a in t.attrs if a.name in expr_names):
+        _attr_decimal(w)
     w("static ge::graphStatus TilingFunc(gert::TilingContext* context)")
     w("{")
     w(f"    {T}* td = context->GetTilingData<{T}>();")
@@ -1277,11 +1308,11 @@ def tiling_func(em, T: str, row_tmps: int) -> str:
     w("    (void)attrs;")
     # attrs
     types = {a.name: a.type for a in t.attrs}
-    exprs = list(em.scalars) + ([e for cs in plan.conditions for c in cs for e in c[1:3]] if len(em.vcs) > 1 else [])
-    exprs += [e for _, cs in plan.refused_variants for c in cs for e in c[1:3]]
-    for name in sorted(set().union(set(), *(expr_attrs(e) for e in exprs)), key=lambda a: attr_index[a]):
-        ctype = "int64_t" if types[name] == "int" else "float"
-        w(f"    const double {_attr_var(name)} = static_cast<double>(*attrs->GetAttrPointer<{ctype}>({attr_index[name]}));")
+    for name in sorted(expr_names, key=lambda a: attr_index[a]):
+        if types[name] == "int":
+            w(f"    const double {_attr_var(name)} = static_cast<double>(*attrs->GetAttrPointer<int64_t>({attr_index[name]}));")
+        else:
+            w(f"    const double {_attr_var(name)} = AttrDecimal(*attrs->GetAttrPointer<float>({attr_index[name]}));")
     if em.scalars:
         w("    // attr-derived constants, in double and rounded once (as torch rounds a Python scalar)")
     for k, expr in enumerate(em.scalars):
