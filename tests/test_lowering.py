@@ -365,6 +365,20 @@ def test_a_float_attr_is_read_back_as_the_decimal_the_case_wrote(tmp_path):
     assert float(np.float32(1.0 - float(np.float32(0.999)))) not in y  # not the rounding's
 
 
+@pytest.mark.skipif(NO_GXX, reason="g++ is required to build the kernel")
+def test_a_reciprocal_is_one_instruction_not_a_division(tmp_path):
+    """1 / (1 + exp(-x)) is one rounding either way: Reciprocal, not Duplicate(1) and Div (Div is the
+    slowest vector API in the fitted cost model)."""
+    task = load_task("sigmoid")
+    src = lower(task).source
+    device = src.split("namespace optiling")[0]
+    assert "Reciprocal(" in device and "Div(" not in device and "Duplicate(slot[1], 1.0f" not in device
+    path = tmp_path / "sigmoid.cpp"
+    path.write_text(src)
+    report = check_kernel(path, task, chip="910B2", cases="quick")
+    assert report.compiled and report.correct, [(c.id, c.message[:200]) for c in report.cases if not c.passed]
+
+
 def test_expression_that_matches_only_by_coincidence_is_not_chosen(tmp_path):
     """beta1 and beta1 ** step are equal while step is 1: the int attr is moved to tell them apart."""
     from copilot.lowering.capture import capture
