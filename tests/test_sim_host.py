@@ -128,3 +128,6 @@ def test_a_failing_tiling_function_is_reported(tmp_path, leaky):
     report = check_kernel(path, leaky, cases="9")
     assert "RUN.TILING" in {d.id for d in report.diagnostics}
     assert report.compiled and not report.correct
+    # no block ran: the case's verdict is the refusal, not a judgement of buffers nothing wrote
+    (case,) = report.cases
+    assert case.failure_class == "RUN.TILING" and "TilingFunc returned" in case.message

@@ -147,8 +147,9 @@ def judge_case(task: Task, ref: Reference, actuals: list, inputs: list | None = 
                        head.worst_index, verdicts)
 
 
-# Run errors after which the outputs mean nothing: the verdict is the error itself.
-_RUN_FAILURES = ("RUN.TIMEOUT", "RUN.CRASH", "RUN.MEMORY")
+# Run errors after which the outputs mean nothing: the verdict is the error itself. RUN.TILING: the
+# host TilingFunc refused the case (GRAPH_FAILED), so no block ran and no output (nor out_shape) was written.
+_RUN_FAILURES = ("RUN.TIMEOUT", "RUN.CRASH", "RUN.MEMORY", "RUN.TILING")
 
 
 def _side(scans, i: int):
@@ -161,8 +162,8 @@ def _side(scans, i: int):
 
 def run_verdict(task: Task, ref: Reference, run, inputs: list | None = None, case=None,
                 scans: list | None = None) -> CaseVerdict:
-    """The verdict on one run of a case: a timeout, crash or out-of-memory names the failure
-    (`RUN.TIMEOUT`, ...), whatever values the output buffers hold; other error findings (rule
+    """The verdict on one run of a case: a timeout, crash, out-of-memory or refused tiling names the
+    failure (`RUN.TIMEOUT`, ..., `RUN.TILING`), whatever values the output buffers hold; other error findings (rule
     breaches) fail a case whose values pass as `rule_error`."""
     errors = [d for d in run.diagnostics if d.is_error]
     fatal = next((d for d in errors if d.id in _RUN_FAILURES), None)
