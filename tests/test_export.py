@@ -63,6 +63,7 @@ def test_host_half_compiles_with_emulator_headers(exported):
     assert "OP_ADD(RmsNormCustom)" in text and ".SetTiling(optiling::TilingFunc)" in text
     assert 'this->Attr("epsilon").AttrType(OPTIONAL).Float(1e-06)' in text
     assert text.count("OP_ADD(") == 1   # the lowering's own OpDef, carried unchanged
+    assert "#include <charconv>" in text    # the candidate's own std headers (AttrDecimal needs it)
     r = subprocess.run(["g++", "-std=c++20", "-fsyntax-only", f"-I{INCLUDE_DIR}", str(host)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -55,12 +55,18 @@ def _opdef(spec: OpSpec, socs: list[str]) -> str:
                         optional=spec.optional_inputs)
 
 
+_HOST_STD = ("cmath", "cstdint", "cstring")
+
+
 def _host(spec: OpSpec, socs: list[str]) -> str:
     own = spec.parts.has_opdef
+    # the host half's standard headers: ours and every one the candidate includes (its TilingFunc
+    # may use <charconv> for an attr's decimal, <algorithm> for std::min, ...)
+    std = "".join(f"#include <{h}>\n" for h in dict.fromkeys(_HOST_STD + tuple(spec.parts.std_includes)))
     return (f"// {GENERATED}: the host half of {spec.op_type}: the candidate's TilingFunc and helpers "
             f"(`namespace optiling`) and {'its' if own else 'the'} OpDef (`namespace ops`"
             f"{'' if own else ', from the proto'}), from line {spec.parts.host_line}.\n"
-            "#include <cmath>\n#include <cstdint>\n#include <cstring>\n"
+            f"{std}"
             '#include "register/op_def_registry.h"\n#include "tiling/platform/platform_ascendc.h"\n'
             '#include "tiling/tiling_api.h"\n'
             f'#include "{spec.snake}_tiling_data.h"\n\n{spec.parts.host}\n{"" if own else _opdef(spec, socs)}')

@@ -27,6 +27,7 @@ class CandidateParts:
     has_tiling_func: bool
     device: str = ""            # the device half at the candidate's lines (host lines blank)
     has_opdef: bool = False     # the candidate registers its OpDef itself
+    std_includes: tuple = ()    # the candidate's `#include <...>` headers (<charconv>, <algorithm>, ...)
 
 
 def split_candidate(source: str) -> CandidateParts:
@@ -64,4 +65,5 @@ def split_candidate(source: str) -> CandidateParts:
     return CandidateParts(entry=entry.name, op_type=camel(entry.name), tiling_struct=units.tiling_struct,
                           tiling_data=data, tiling_line=units.tiling_span[0], host=host,
                           host_line=units.host_spans[0][0] if units.host_spans else 0, legacy_tiling=units.legacy_tiling,
-                          has_tiling_func=has_tiling, device=units.device, has_opdef=bool(units.ops_blocks))
+                          has_tiling_func=has_tiling, device=units.device, has_opdef=bool(units.ops_blocks),
+                          std_includes=tuple(dict.fromkeys(re.findall(r"(?m)^[ \t]*#[ \t]*include[ \t]*<([^>\s]+)>", code))))
