@@ -82,7 +82,7 @@ def render(em) -> str:
         w("// variant from the tiling data. fp16 data is computed in fp16; fp32 and bf16 data in fp32.")
     else:
         w("// variant from the tiling data. Integer data is computed on int32 lanes (exact), floats in fp32.")
-    if any(a.type != "int" for a in t.attrs if a.name in _tiling_attr_names(em)):
+    if _reads_float_attrs(em):
         w("#include <charconv>")      # the tiling reads float attrs back as decimals (AttrDecimal)
     w("#include <cmath>")
     w("#include <cstring>")
@@ -1128,6 +1128,12 @@ def _tiling_attr_names(em) -> set[str]:
     return set().union(set(), *(expr_attrs(e) for e in exprs))
 
 
+def _reads_float_attrs(em) -> bool:
+    """The tiling reads a float attr (so it needs AttrDecimal and <charconv>)."""
+    names = _tiling_attr_names(em)
+    return any(a.type != "int" for a in em.task.attrs if a.name in names)
+
+
 def _attr_decimal(w) -> None:
     """The host helper that reads a float attr back as the decimal the case wrote."""
     w("// A float attr is written as a decimal in the task (beta2: 0.999) and the golden computes with that")
@@ -1282,7 +1288,7 @@ def tiling_func(em, T: str, row_tmps: int) -> str:
         w("}")
         w("")
     expr_names = _tiling_attr_names(em)
-    if any(a.type != "int" for a in t.attrs if a.name in expr_names):
+    if _reads_float_attrs(em):
         _attr_decimal(w)
     w("static ge::graphStatus TilingFunc(gert::TilingContext* context)")
     w("{")
