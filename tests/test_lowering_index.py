@@ -171,6 +171,22 @@ def test_cross_entropy_with_class_chunks_passes_the_emulator(tmp_path):
     assert report.compiled and report.correct, [(c.id, c.message[:200]) for c in report.cases]
 
 
+@pytest.mark.skipif(NO_GXX, reason="g++ is required")
+def test_cross_entropy_runs_on_the_vector_unit_for_short_rows_and_few_positions(tmp_path):
+    # case 6: two classes per row, reduction none, ignore_index 1 (rows transposed to positions);
+    # case 7: 2 x 33 positions, sum (narrow class-major tiles)
+    task = _fixture("lw_cross_entropy")
+    src = lower(task).source
+    kernel = src.split("namespace optiling", 1)[0]
+    assert "expf(" not in kernel and "logf(" not in kernel      # ln / exp are vector instructions
+    path = tmp_path / "lw_cross_entropy.cpp"
+    path.write_text(src)
+    report = check_kernel(path, task, chip="910B2", cases="6,7")
+    failed = [(c.id, c.failure_class, c.message[:200]) for c in report.cases if not c.passed]
+    assert report.compiled and report.correct, failed
+    assert not [d for d in report.diagnostics if d.id == "L4.DEVICE_LIBC"]
+
+
 def test_segment_sum_adds_rows_into_a_zeroed_output_by_atomics():
     task = _fixture("lw_segment_sum")
     plan = plan_task(task)
