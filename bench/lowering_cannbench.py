@@ -11,6 +11,13 @@ the chip's own metadata (`tasks/metadata/910b2.json`, `950pr.json`; before sessi
 was compared with the 910B2 baselines). Every est_us is a cost-model ESTIMATE.
 With `--progress FILE` each finished task is appended as a JSON line and tasks already there are
 skipped, so a long sweep resumes where it stopped.
+
+    nice -n 10 .venv/bin/python bench/lowering_cannbench.py --time-cli [--tasks ...] [--before TREE]
+        [--after TREE]
+
+times what a user waits for: `cannpilot lower` per task in a fresh process, cold (an empty
+lowered-kernel cache) and warm (a hit), with the load average and the process's CPU time; TREE is
+a directory holding `copilot/` and `bench/ops/` (e.g. `git archive REV copilot bench/ops`).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -117,6 +125,72 @@ def time_lowering(names: list[str], chip: str) -> int:
     return 0
 
 
+def _cli_run(ref: str, chip: str, out: Path, env: dict) -> dict:
+    """One `cannpilot lower` in a fresh process: its wall time, its CPU time, its exit."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    p = subprocess.run(CLI + ["lower", "--task", ref, "--chip", chip, "-o", str(out)],
+                       capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"exit": p.returncode, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+            "hit": "lowered-kernel cache" in p.stderr}
+
+
+def time_cli(names: list[str], chip: str, before: str | None, after: str | None, kdir: Path) -> int:
+    """What a user waits for: `cannpilot lower` per task in a fresh process, the first lowering
+    (cold: an empty lowered-kernel cache) and the second (warm: a cache hit), with the 1-minute
+    load average and the process's CPU time (user + sys: the wall time of an idle machine, near
+    enough, when the shared machine is loaded). With `before` (a tree holding an earlier `copilot/`
+    and `bench/ops/`, run through PYTHONPATH) its run is interleaved with the cold one, in
+    alternating order, and the kernels are compared byte for byte."""
+    import statistics
+    import tempfile
+
+    kdir.mkdir(parents=True, exist_ok=True)
+    cache = tempfile.mkdtemp(prefix="lowered-cache-")
+
+    def env_for(tree: str | None) -> dict:
+        env = dict(os.environ, CANNPILOT_CACHE_DIR=cache)
+        if tree:
+            env["PYTHONPATH"] = tree
+        return env
+
+    rows = []
+    for n, name in enumerate(names):
+        ref = str(BENCH / name) if "/" in name else name        # a name without a level: a built-in
+        stem = name.replace("/", "__")
+        row = {"task": name}
+        runs = [("cold", after), ("before", before)] if before else [("cold", after)]
+        for label, tree in (runs if n % 2 == 0 else runs[::-1]):
+            row[label] = _cli_run(ref, chip, kdir / f"{stem}.{label}.cpp", env_for(tree))
+            row[label]["load"] = round(os.getloadavg()[0], 1)
+        row["warm"] = _cli_run(ref, chip, kdir / f"{stem}.warm.cpp", env_for(after))
+        row["warm"]["load"] = round(os.getloadavg()[0], 1)
+        cold = (kdir / f"{stem}.cold.cpp").read_bytes() if row["cold"]["exit"] == 0 else None
+        row["warm_identical"] = cold is not None and (kdir / f"{stem}.warm.cpp").read_bytes() == cold
+        if before:
+            row["before_identical"] = cold is not None and row["before"]["exit"] == 0 and \
+                (kdir / f"{stem}.before.cpp").read_bytes() == cold
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    summary = {"tasks": len(rows), "lowered": sum(r["cold"]["exit"] == 0 for r in rows)}
+    for label in ("before", "cold", "warm") if before else ("cold", "warm"):
+        ok = [r[label] for r in rows if r[label]["exit"] == 0]
+        if ok:
+            summary[label] = {"median_wall_s": round(statistics.median(x["wall_s"] for x in ok), 2),
+                              "median_cpu_s": round(statistics.median(x["cpu_s"] for x in ok), 2),
+                              "hits": sum(x["hit"] for x in ok)}
+    loads = [r[k]["load"] for r in rows for k in ("cold", "warm")]
+    summary["load_min_median_max"] = [min(loads), statistics.median(loads), max(loads)]
+    summary["warm_identical"] = sum(r["warm_identical"] for r in rows)
+    if before:
+        summary["before_identical"] = sum(r["before_identical"] for r in rows)
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", help="comma-separated level/name (default: the acceptance list)")
@@ -127,6 +201,15 @@ def main(argv=None) -> int:
     ap.add_argument("--md", help="write the Markdown table here")
     ap.add_argument("--time-only", action="store_true",
                     help="only the lowering time, in one process (torch warmed, plan cache cleared per task)")
+    ap.add_argument("--time-cli", action="store_true",
+                    help="the time a user waits for `cannpilot lower`, per task in a fresh process: "
+                         "cold (empty lowered-kernel cache) and warm (a cache hit)")
+    ap.add_argument("--before", metavar="TREE",
+                    help="with --time-cli: a tree with an earlier copilot/ and bench/ops/, timed "
+                         "interleaved with this one and its kernels compared")
+    ap.add_argument("--after", metavar="TREE",
+                    help="with --time-cli: the tree to time instead of this checkout's (a snapshot "
+                         "keeps the cache key still while others edit the working tree)")
     a = ap.parse_args(argv)
     if not BENCH.is_dir():
         print(f"CANN-Bench not found at {BENCH}", file=sys.stderr)
@@ -135,6 +218,8 @@ def main(argv=None) -> int:
     if a.time_only:
         return time_lowering(names, a.chip)
     kdir = Path(a.kernels)
+    if a.time_cli:
+        return time_cli(names, a.chip, a.before, a.after, kdir)
     kdir.mkdir(parents=True, exist_ok=True)
     meta = baselines(a.chip)          # the chip's own measured baselines (950PR's differ from 910B2's)
     done: dict = {}

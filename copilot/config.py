@@ -26,7 +26,6 @@ import json
 import logging
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +33,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
+from copilot.atomic import atomic_write_text  # noqa: F401  (re-exported: callers import it from here)
 from copilot.errors import BadInput
 from copilot.llm.accounting import Budget
 from copilot.llm.models import ModelConfig, ModelTable
@@ -80,33 +80,6 @@ def state_dir() -> Path:
 
 def settings_path() -> Path:
     return config_dir() / SETTINGS_FILE
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` so a reader sees the old file or the new one, never half of one.
-
-    A path that names something other than a regular file (`/dev/null`, a FIFO, a terminal) is
-    written in place: renaming over it would replace the device with a file.
-    """
-    path = Path(path)
-    if path.exists() and not path.is_file():
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 # --- settings -------------------------------------------------------------------------------------
