@@ -73,3 +73,33 @@ def test_fixture_cases_on_the_emulator(tmp_path):
     failed = [(i, c.failure_class, c.message[:160]) for i, c in by_id.items() if i != "8" and not c.passed]
     assert not failed, failed
     assert not by_id["8"].passed and "out_shape" in by_id["8"].message
+
+
+@pytest.mark.skipif(NO_GXX, reason="needs g++ for the sim backend")
+def test_float32_zeros_infinities_and_nans_as_torch():
+    """The sort path on float32: -0 and +0 are one value with the sign of x's first zero, ±inf the
+    ends, every NaN its own value after +inf (torch orders the NaNs among themselves by its own
+    sort: only their count and place are compared)."""
+    import dataclasses
+
+    import torch
+
+    from copilot.backends.sim import build, run
+
+    task = load_task(str(FIXTURE))
+    inf, nan = float("inf"), float("nan")
+    x = torch.tensor([1.5, -0.0, 0.0, nan, -2.0, inf, 1.5, -nan, -inf, -0.0, 3.0, nan, 0.0, -2.0] * 3)
+    case = dataclasses.replace(next(c for c in task.cases if c.dtypes[0] == "float32"), shapes=[tuple(x.shape)])
+    b = build(lower(task).source, task, ["float32", "float32", "int64"])
+    assert b.ok, [d.message for d in b.diagnostics if d.is_error]
+    r = run(b, task, case, [x])
+    assert r.ok, [d.message[:160] for d in r.diagnostics]
+    want_y, want_inv = torch.unique(x, return_inverse=True)
+    got_y, got_inv = r.outputs[0][:len(want_y)], r.outputs[1].reshape(-1)
+    assert r.extra["out_shapes"]["y"][0] == tuple(want_y.shape)
+    finite = ~torch.isnan(want_y)
+    assert torch.equal(got_y[finite].view(torch.int32), want_y[finite].view(torch.int32))   # -0 kept
+    assert torch.isnan(got_y[~finite]).all()
+    numbers = ~torch.isnan(x)
+    assert torch.equal(got_inv[numbers], want_inv[numbers])
+    assert sorted(got_inv[~numbers].tolist()) == list(range(int(finite.sum()), len(want_y)))
