@@ -762,7 +762,8 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     const uint64_t shortRowBytes = td->classes * (td->bufferNum * eb + (eb < 4 ? eb : 0) + 4 + 4 + 2) + statBytes;
 
     if (td->spatial == 1 && td->classes <= 128 && 64 * shortRowBytes <= budget) {
-        // short rows: rows become positions of a class-major tile (one instruction covers them all)
+        // short rows: rows become positions of a class-major tile (a few instructions per tile
+        // instead of a max, exp, sum and a scalar round trip per row)
         td->mode = MODE_SHORT;
         uint64_t lanes = budget / shortRowBytes / 64 * 64;
         const uint64_t capLanes = cap / td->classes / 64 * 64;
@@ -796,14 +797,31 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
         td->tileRows = static_cast<uint32_t>(rows);
         td->units = (td->rows + rows - 1) / rows;
     } else {
-        // columns: a block of positions (vector lanes) x a chunk of classes; the block narrows
-        // (down to one 32-byte block of logits per class row) until every core has a unit
+        // columns: a block of positions (vector lanes) x a chunk of classes. A class row of the
+        // block is one burst of the copy: wide blocks make long bursts (under 512 bytes a burst
+        // moves slowly), narrow ones (down to one 32-byte block) give every core a unit, but HBM
+        // saturates once about a third of the cores stream. Take the width with the least work on
+        // the busiest core: its vector work plus its copies, slowed by short bursts (up to 8x) and
+        // by the cores sharing HBM.
         td->mode = MODE_COLUMNS;
         const uint64_t minLanes = 32 / eb;
-        uint64_t lanes = up(td->spatial < 256 ? td->spatial : 256, 64);
-        auto unitsOf = [&](uint64_t l) { return images * ((td->spatial + l - 1) / l); };
-        while (lanes > minLanes && unitsOf(lanes) < coreNum) {
-            lanes = lanes > 64 ? lanes - 64 : lanes / 2;
+        uint64_t lanes = 0;
+        uint64_t least = ~0ULL;
+        for (uint64_t l = up(td->spatial < 256 ? td->spatial : 256, 64);; l = l > 64 ? l - 64 : l / 2) {
+            const uint64_t units = images * ((td->spatial + l - 1) / l);
+            const uint64_t perCore = (units + coreNum - 1) / coreNum;
+            const uint64_t burst = (l < td->spatial ? l : td->spatial) * eb;
+            const uint64_t slow = burst >= 512 ? 1 : ((512 + burst - 1) / burst > 8 ? 8 : (512 + burst - 1) / burst);
+            const uint64_t active = units < coreNum ? units : coreNum;
+            const uint64_t saturated = coreNum / 3 > 0 ? coreNum / 3 : 1;
+            const uint64_t work = perCore * l * (saturated + slow * (active > saturated ? active : saturated));
+            if (work < least) {
+                least = work;
+                lanes = l;
+            }
+            if (l <= minLanes) {
+                break;
+            }
         }
         // per class row: its logits queued, fp32, half a row of the halving max
         const uint64_t perClass = lanes * (td->bufferNum * eb + 4 + 2);
