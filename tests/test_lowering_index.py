@@ -171,6 +171,7 @@ def test_cross_entropy_with_class_chunks_passes_the_emulator(tmp_path):
     assert report.compiled and report.correct, [(c.id, c.message[:200]) for c in report.cases]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(NO_GXX, reason="g++ is required")
 def test_cross_entropy_runs_on_the_vector_unit_for_short_rows_and_few_positions(tmp_path):
     # case 6: two classes per row, reduction none, ignore_index 1 (rows transposed to positions);
