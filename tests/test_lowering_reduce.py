@@ -135,20 +135,21 @@ def test_quant_quotients_multiply_by_the_reciprocal_only_where_int8_tolerates_it
         pytest.skip(f"CANN-Bench dynamic_quant not found at {d}")
     src = lower(load_task(str(d))).source      # round(x / s) to int8, precision_thresholds {int8: 1}
     assert "1.0f / stat_[" in src and "CAST_TRUNC" not in src   # .to(int8) of a rounded value: nothing
-    soft = lower("softmax").source                              # a float output keeps the true division
-    assert "Div(slot[" in soft and "1.0f / stat_[" not in soft
+    soft = lower("softmax").source         # exp / sum: a float output only scaled: x * (1 / s) as well
+    assert "Div(" not in soft.split("namespace optiling")[0] and "= (1.0f / stat_[" in soft
 
 
 def test_a_quant_epilogue_divides_by_the_rms_through_its_reciprocal(tmp_path):
     """add_rms_norm_dynamic_quant's x / rms reaches the int8 output through round and the per-row
-    scale (fp32) through abs and a row max only: x * (1 / rms) is within an ulp there. The same
-    division feeding a plain float output stays a true Div."""
+    scale (fp32) through abs and a row max only: x * (1 / rms) is within an ulp there. So it is
+    where it feeds a float output through a multiply; a quotient that is then cancelled (x / s - c)
+    stays a true Div."""
     d = CANNBENCH / "level3" / "add_rms_norm_dynamic_quant"
     if not (d / "proto.yaml").is_file():
         pytest.skip(f"CANN-Bench add_rms_norm_dynamic_quant not found at {d}")
     src = lower(load_task(str(d))).source
     assert "Div(" not in src.split("namespace optiling")[0].split("ComputeColV0")[0]
-    assert src.count("1.0f / stat_[3][s]") == 2                  # both passes that divide by the rms
+    assert src.count("= (1.0f / stat_[3][s]);") == 1             # once per row, for both passes that divide
     plain = lower(_task(tmp_path, "div_rms", """\
         def div_rms(x, w, eps=1e-6):
             xa = x.to(torch.float32)
@@ -160,7 +161,15 @@ def test_a_quant_epilogue_divides_by_the_rms_through_its_reciprocal(tmp_path):
         cases:
         - {case_id: 1, input_shape: [[7, 300], [300]], dtype: [float32, float32], attrs: {eps: 1.0e-6}, value_range: [-2, 2]}
         """)).source
-    assert "1.0f / stat_[" not in plain and "Div(slot[" in plain
+    assert "= (1.0f / stat_[" in plain and "Div(slot[" not in plain
+    cancelled = lower(_task(tmp_path, "share_minus", """\
+        def share_minus(x, c=0.5):
+            return x / x.abs().sum(-1, keepdim=True) - c
+        """, "- {name: x, dtype: [float32]}\n", "{name: c, type: float, default: 0.5, required: false}", """\
+        cases:
+        - {case_id: 1, input_shape: [[7, 300]], dtype: [float32], attrs: {c: 0.5}, value_range: [-2, 2]}
+        """)).source
+    assert "Div(slot[" in cancelled and "= (1.0f / stat_[" not in cancelled
 
 
 @pytest.mark.slow

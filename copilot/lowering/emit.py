@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 from copilot.errors import Unsupported
 from copilot.lowering import intlib, mathlib, wideint
-from copilot.lowering.ir import REDUCE, Program
+from copilot.lowering.ir import REDUCE, Node, Program
 from copilot.lowering.plan import ONE_BYTE, Plan
 
 COMPOSITE = {"erf", "gelu", "tanh", "sigmoid", "silu", "gelu_tanh", "mish", "hardswish", "log1p",
@@ -203,9 +204,12 @@ class Emitter:
         self.cls = _camel(self.op)
         # structural knobs (copilot/lowering/knobs.py): staging of row-invariant operands, residency
         self.staged = _row_invariant_loads(plan) if knobs.get("stage_invariant", "stage") == "stage" else frozenset()
-        self.vcs = [VariantCode(p, plan, self.staged, knobs.get("row_residency", "keep") == "keep")
-                    for p in plan.programs]
+        # x / s by a row statistic that may be x * (1 / s): one reciprocal per row (a statistic of its
+        # own, computed with the statistics) and a multiply, instead of a division per element
+        self.vcs = [VariantCode(self._with_reciprocals(p), plan, self.staged,
+                                knobs.get("row_residency", "keep") == "keep") for p in plan.programs]
         self.nslot = max(v.nslot for v in self.vcs)
+        self.online = [self._online_softmax(v) for v in self.vcs]
         # A float input every variant keeps resident in its top slot is held in its queue tile in
         # MODE_ROWS (the tiling function sets holdLoad): the working copy and its slot are not needed.
         tops = {v.p.nodes[v.top_resident].params["load"] if v.top_resident is not None
@@ -292,18 +296,93 @@ class Emitter:
             except Unsupported:
                 self.short = False
         self.colcode = self.columns or self.short
-        self.recip_divs = [self._rounded_quotients(v.p) for v in self.vcs]
 
-    def _rounded_quotients(self, prog: Program) -> set:
-        """Divisions by a row statistic in a quant epilogue, where the task tolerates an integer off by 1
-        (quant outputs: `precision_thresholds: {int8: 1}`): the quotient reaches an integer output
-        through round and integer clamps, and every other path from it only scales it (mul, div, abs,
-        neg, sqrt, max/min reductions, clamps by a constant) into a float output (the per-row scale).
-        x * (1 / s) is within an ulp of x / s: the rounding differs by at most 1 at a tie, and a
-        float output reached only through multiplicative steps keeps a few ulps of relative error."""
+    def _with_reciprocals(self, prog: Program) -> Program:
+        """`prog` with every division by a row statistic that `_reciprocal_quotients` allows written as
+        x * r, r = recip(s) a statistic inserted after s (row modes: `1.0f / s` once per row in the
+        scalar statistic code, then `Muls`; column and short modes: one `Reciprocal` over the statistic
+        vector, then `Mul`). Div costs 7-16 adds per repeat in the fitted cost model, Muls one."""
+        divs = self._reciprocal_quotients(prog)
+        if not divs:
+            return prog
+        stats = sorted({prog.nodes[i].args[1] for i in divs})
+        new: list = []
+        where: dict[int, int] = {}
+        recip: dict[int, int] = {}
+        for i, n in enumerate(prog.nodes):
+            args = tuple(where[a] for a in n.args)
+            if i in divs:
+                n = replace(n, op="mul", args=(args[0], recip[n.args[1]]))
+            elif args != n.args:
+                n = replace(n, args=args)
+            where[i] = len(new)
+            new.append(n)
+            if i in stats:
+                recip[i] = len(new)
+                new.append(Node("recip", (where[i],), "stat", {}))
+        return replace(prog, nodes=new, outputs=[(where[v], k) for v, k in prog.outputs])
+
+    @staticmethod
+    def _online_softmax(v: VariantCode) -> dict | None:
+        """Softmax's max and sum of exp in the column code (MODE_COLUMNS, MODE_SHORT): `m = rmax(x)` in
+        pass 0, `s = rsum(exp(x - m))` in pass 1 and the output in pass 2. The column modes reload x
+        every pass, so pass 0 keeps a running max and rescales the sum whenever it grows (s exp(m_old -
+        m_new)): x crosses GM twice instead of three times and exp(x - m) is computed twice, not three
+        times. None when the program is not of that form (x a resident load read by nothing else in
+        pass 1)."""
+        nodes = v.p.nodes
+        if v.npass != 3 or sorted(v.rpass.values()) != [0, 1]:
+            return None
+        s = next(i for i, q in v.rpass.items() if q == 1)
+        e = nodes[s].args[0]
+        if nodes[s].op != "rsum" or nodes[e].op != "exp" or nodes[nodes[e].args[0]].op != "sub":
+            return None
+        d = nodes[e].args[0]
+        x, m = nodes[d].args
+        if (nodes[m].op != "rmax" or v.rpass.get(m) != 0 or nodes[m].args[0] != x or nodes[x].op != "load"
+                or x not in v.first_pass or set(v.pass_nodes[1]) != {x, d, e} or v.slot[1][d] == v.slot[0][x]):
+            return None
+        return {"m": m, "s": s, "x": x, "work": v.slot[1][d]}
+
+    @staticmethod
+    def online_max(v: VariantCode, online: dict, ind: str) -> list[str]:
+        """The running max of the column code's online softmax: the tile's max (folded in a copy: x is
+        needed afterwards), the new max (kept finite, so a column that starts with -inf rescales by
+        exp(-inf) = 0, not exp(-inf + inf) = NaN), the sum rescaled by exp(old max - new max)."""
+        x, w = f"slot[{v.slot[0][online['x']]}]", f"slot[{online['work']}]"
+        m, s = f"StatVec({v.stat_index[online['m']]})", f"StatVec({v.stat_index[online['s']]})"
+        return [f"{ind}uint32_t m = nb - nb / 2;   // rmax of the tile: the first halving from x into the work tile",
+                f"{ind}DataCopy({w}, {x}, m * pitch);",
+                f"{ind}if (nb > m) {{",
+                f"{ind}    Max({w}, {w}, {x}[m * pitch], (nb - m) * pitch);",
+                f"{ind}}}",
+                f"{ind}while (m > 1) {{",
+                f"{ind}    const uint32_t h = m / 2;",
+                f"{ind}    Max({w}, {w}, {w}[(m - h) * pitch], h * pitch);",
+                f"{ind}    m -= h;",
+                f"{ind}}}",
+                f"{ind}Max(tmp0, {m}, {w}, wc);",
+                f"{ind}Maxs(tmp0, tmp0, -3.40282347e+38f, wc);",
+                f"{ind}Sub({w}, {m}, tmp0, wc);",
+                f"{ind}Exp({w}, {w}, wc);",
+                f"{ind}Mul({s}, {s}, {w}, wc);   // the sum so far, against the new max",
+                f"{ind}DataCopy({m}, tmp0, AlignUpTo(wc, VEC_ALIGN));"]
+
+    def _reciprocal_quotients(self, prog: Program) -> set:
+        """Divisions of a full value by a row statistic whose quotient may be x * (1 / s) (within an ulp
+        and a half of x / s):
+        - it reaches float outputs only, through steps that scale it (mul, div, abs, neg, sqrt, max/min
+          reductions, clamps by a constant), and their precision thresholds are far above an fp32 ulp
+          (softmax's `exp / sum`, a normalisation's `x / norm`): a few ulps of relative error, never a
+          cancellation, a comparison or a rounding that could magnify them;
+        - or, in a quant epilogue where the task tolerates an integer off by 1 (quant outputs:
+          `precision_thresholds: {int8: 1}`), it reaches an integer output through round and integer
+          clamps (the rounding differs by at most 1 at a tie), and every other path only scales it
+          into a float output (the per-row scale)."""
         from copilot.oracle.verdict import task_thresholds
 
         tol = task_thresholds(self.task)
+        coarse = {"float32": 2.0 ** -13, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}   # the standard's MERE
         nodes = prog.nodes
         users: dict[int, list[int]] = {}
         for i, n in enumerate(nodes):
@@ -314,7 +393,8 @@ class Emitter:
             dts = self.task.outputs[k].dtypes
             ok = all(d.startswith(("int", "uint")) and tol.get(d, 0.0) >= 1.0 for d in dts)
             out_ok[node] = out_ok.get(node, True) and ok
-            out_float[node] = out_float.get(node, True) and all(d.startswith(("float", "bfloat")) for d in dts)
+            out_float[node] = out_float.get(node, True) and all(
+                d.startswith(("float", "bfloat")) and tol.get(d, coarse.get(d, 0.0)) >= 2.0 ** -16 for d in dts)
         scaling = {"mul", "div", "abs", "neg", "sqrt", "rmax", "rmin"}
 
         def const_args(n, i) -> bool:
@@ -347,7 +427,7 @@ class Emitter:
 
         return {i for i, n in enumerate(nodes)
                 if n.op == "div" and n.kind == "full" and len(n.args) == 2 and nodes[n.args[1]].kind == "stat"
-                and nodes[n.args[0]].kind == "full" and reaches(i, False) is True}
+                and nodes[n.args[0]].kind == "full" and reaches(i, False) is not None}
 
     # ---------------------------------------------------------------- type helpers
     def in_type(self, i: int) -> str:
@@ -387,7 +467,7 @@ class Emitter:
         raise Unsupported(f"{self.op}: '{op}' applied to a reduced value is not supported")
 
     # ---------------------------------------------------------------- vector op emission
-    def vec(self, n, dst: str, args: list[tuple[str, str]], cnt: str, ind: str, recip: bool = False) -> list[str]:
+    def vec(self, n, dst: str, args: list[tuple[str, str]], cnt: str, ind: str) -> list[str]:
         """Vector code for IR node `n` into tensor `dst`. args: ("t", tensor) or ("s", scalar)."""
         op = n.op
         L = []
@@ -420,10 +500,8 @@ class Emitter:
         elif op == "div":
             if ts(0) and ts(1):
                 e(f"Div({dst}, {A[0][1]}, {A[1][1]}, {cnt});")
-            elif ts(0) and A[1][1].startswith("stat_") and recip:
-                e(f"Muls({dst}, {A[0][1]}, 1.0f / {A[1][1]}, {cnt});   // rounded to an integer output: x * (1 / s)")
             elif ts(0) and A[1][1].startswith("stat_"):
-                # a row statistic: a true division (as the golden does), not x * (1 / s)
+                # a row statistic the precision needs divided by (Emitter._reciprocal_quotients)
                 e(f"Duplicate(tmp0{dst[dst.rindex('['):] if dst.endswith('pitch]') else ''}, {A[1][1]}, {cnt});")
                 e(f"Div({dst}, {A[0][1]}, tmp0{dst[dst.rindex('['):] if dst.endswith('pitch]') else ''}, {cnt});")
             elif ts(0) and _power_of_two(A[1][1]):
@@ -584,7 +662,7 @@ class Emitter:
                     out.append(f"{ind}for (uint32_t j = 0; j < nr; ++j) {{   // {nd.op} with a row statistic")
                     out.append(f"{ind}    const uint32_t s = perRowStats ? j : 0;")
                     rargs = [(k, f"{a}[j * pitch]" if k == "t" else a) for k, a in args]
-                    out.extend(self.vec(nd, f"{dst}[j * pitch]", rargs, "cw", ind + "    ", i in self.recip_divs[vi]))
+                    out.extend(self.vec(nd, f"{dst}[j * pitch]", rargs, "cw", ind + "    "))
                     out.append(f"{ind}}}")
                 else:
                     # materialise the statistics over the tile, then a whole-tile op
@@ -688,90 +766,100 @@ class Emitter:
                "    {",
                "        const uint32_t n = AlignUpTo(nb * pitch, VEC_ALIGN);",
                "        (void)r0;"]
-        for q in range(v.npass):
-            out.append(f"        {'if' if q == 0 else '} else if'} (pass == {q}) {{")
+        online = self.online[vi]
+        for qp in range(v.npass):
+            out.append(f"        {'if' if qp == 0 else '} else if'} (pass == {qp}) {{")
             ind = "            "
-            assign = v.slot[q]
-            for i in v.pass_nodes[q]:
-                nd = nodes[i]
-                dst = f"slot[{assign[i]}]"
-                if nd.op == "load":
-                    take = f"TakeColLoad{nd.params['load']}({dst}, n);"
-                    if self.short and v.first_pass.get(i, q) < q:
-                        out.append(f"{ind}if (td_.mode != MODE_SHORT) {{   // short rows: still resident from pass {v.first_pass[i]}")
-                        out.append(f"{ind}    {take}")
-                        out.append(f"{ind}}}")
-                    elif self.short and i in v.staged:
-                        out.append(f"{ind}if (td_.mode != MODE_SHORT || !staged_) {{   // the same for every row: filled on the first tile")
-                        out.append(f"{ind}    {take}")
-                        out.append(f"{ind}}}")
-                    else:
-                        out.append(f"{ind}{take}")
-                    continue
-                args = []
-                for a in nd.args:
-                    if nodes[a].kind == "full":
-                        args.append(("t", f"slot[{assign[a]}]"))
-                    elif nodes[a].kind == "stat":
-                        args.append(("v", f"StatVec({v.stat_index[a]})"))
-                    else:
-                        args.append(("s", self.sexpr(v, a)))
-                if not any(k == "v" for k, _ in args):
-                    out.extend(self.vec(nd, dst, args, "n", ind))
-                elif nd.op in ("add", "sub", "mul", "div", "max", "min") and sum(k == "t" for k, _ in args) == 1:
-                    out.extend(self.column_sweep(nd, dst, args, ind))
-                else:
-                    vk = [k for k, (kind, _) in enumerate(args) if kind == "v"]
-                    if len(vk) > 1:
-                        raise Unsupported(f"{self.op}: '{nd.op}' of two column statistics over a tile")
-                    k = vk[0]
-                    out.append(f"{ind}for (uint32_t j = 0; j < nb; ++j) {{")
-                    out.append(f"{ind}    DataCopy(tmp3[j * pitch], {args[k][1]}, pitch);")
-                    out.append(f"{ind}}}")
-                    args[k] = ("t", "tmp3")
-                    out.extend(self.vec(nd, dst, args, "n", ind))
-            reds = [i for i, p in v.rpass.items() if p == q]
-            outs_q = {node for node, kind in v.p.outputs if kind == "full"} if q == v.npass - 1 else set()
-            # a reduced tile nothing reads afterwards is folded by halving; a tile resident for later
-            # passes (short rows) is kept and accumulated position by position
-            foldable = [i for i in reds if nodes[i].op in VEC_COMBINE and nodes[i].args[0] not in outs_q
-                        and sum(1 for r in reds if nodes[r].args[0] == nodes[i].args[0]) == 1]
-            for i in foldable:
-                nd, src, stat = nodes[i], f"slot[{assign[nodes[i].args[0]]}]", f"StatVec({v.stat_index[i]})"
-                if self.short and nd.args[0] in v.first_pass:
-                    out.append(f"{ind}if (td_.mode != MODE_SHORT) {{")
-                    out.extend(self.column_fold(nd, src, stat, ind + "    "))
-                    out.append(f"{ind}}} else {{")
-                    out.append(f"{ind}    for (uint32_t j = 0; j < nb; ++j) {{")
-                    out.append(f"{ind}        {VEC_COMBINE[nd.op]}({stat}, {stat}, {src}[j * pitch], wc);")
-                    out.append(f"{ind}    }}")
-                    out.append(f"{ind}}}")
-                else:
-                    out.extend(self.column_fold(nd, src, stat, ind))
-            reds = [i for i in reds if i not in foldable]
-            if reds:
-                out.append(f"{ind}for (uint32_t j = 0; j < nb; ++j) {{")
-                for i in reds:
+            if online and qp == 1:
+                out.append(f"{ind}// computed in pass 0 (the running max and its sum of exp)")
+                continue
+            # online softmax: pass 0 also sums exp(x - max) against the running max
+            for q in ([0, 1] if online and qp == 0 else [qp]):
+                assign = v.slot[q]
+                if online and q == 1:
+                    out.extend(self.online_max(v, online, ind))
+                for i in v.pass_nodes[q]:
                     nd = nodes[i]
-                    if nd.op in ARG_BETTER:
-                        out.append(f"{ind}    {ARG_BETTER[nd.op]}Cols(StatVec({v.stat_index[i]}), StatVec(NUM_STATS - 1), "
-                                   f"slot[{assign[nd.args[0]]}][j * pitch], static_cast<float>(r0 + j), tmp0, tmp1, bits, "
-                                   "AlignUpTo(wc, VEC_ALIGN));")
+                    dst = f"slot[{assign[i]}]"
+                    if nd.op == "load" and online and q == 1:
+                        continue   # loaded in pass 0
+                    if nd.op == "load":
+                        take = f"TakeColLoad{nd.params['load']}({dst}, n);"
+                        if self.short and v.first_pass.get(i, q) < q:
+                            out.append(f"{ind}if (td_.mode != MODE_SHORT) {{   // short rows: still resident from pass {v.first_pass[i]}")
+                            out.append(f"{ind}    {take}")
+                            out.append(f"{ind}}}")
+                        elif self.short and i in v.staged:
+                            out.append(f"{ind}if (td_.mode != MODE_SHORT || !staged_) {{   // the same for every row: filled on the first tile")
+                            out.append(f"{ind}    {take}")
+                            out.append(f"{ind}}}")
+                        else:
+                            out.append(f"{ind}{take}")
                         continue
-                    out.append(f"{ind}    {VEC_COMBINE[nd.op]}(StatVec({v.stat_index[i]}), StatVec({v.stat_index[i]}), "
-                               f"slot[{assign[nd.args[0]]}][j * pitch], wc);")
-                out.append(f"{ind}}}")
-            if q == v.npass - 1:
-                for k, (node, kind) in enumerate(v.p.outputs):
-                    if kind == "full":
-                        out.append(f"{ind}StoreOut{k}(slot[{assign[node]}], n);")
+                    args = []
+                    for a in nd.args:
+                        if nodes[a].kind == "full":
+                            args.append(("t", f"slot[{assign[a]}]"))
+                        elif nodes[a].kind == "stat":
+                            args.append(("v", f"StatVec({v.stat_index[a]})"))
+                        else:
+                            args.append(("s", self.sexpr(v, a)))
+                    if not any(k == "v" for k, _ in args):
+                        out.extend(self.vec(nd, dst, args, "n", ind))
+                    elif nd.op in ("add", "sub", "mul", "div", "max", "min") and sum(k == "t" for k, _ in args) == 1:
+                        out.extend(self.column_sweep(nd, dst, args, ind))
+                    else:
+                        vk = [k for k, (kind, _) in enumerate(args) if kind == "v"]
+                        if len(vk) > 1:
+                            raise Unsupported(f"{self.op}: '{nd.op}' of two column statistics over a tile")
+                        k = vk[0]
+                        out.append(f"{ind}for (uint32_t j = 0; j < nb; ++j) {{")
+                        out.append(f"{ind}    DataCopy(tmp3[j * pitch], {args[k][1]}, pitch);")
+                        out.append(f"{ind}}}")
+                        args[k] = ("t", "tmp3")
+                        out.extend(self.vec(nd, dst, args, "n", ind))
+                reds = [i for i, p in v.rpass.items() if p == q and not (online and i == online["m"])]
+                outs_q = {node for node, kind in v.p.outputs if kind == "full"} if q == v.npass - 1 else set()
+                # a reduced tile nothing reads afterwards is folded by halving; a tile resident for later
+                # passes (short rows) is kept and accumulated position by position
+                foldable = [i for i in reds if nodes[i].op in VEC_COMBINE and nodes[i].args[0] not in outs_q
+                            and sum(1 for r in reds if nodes[r].args[0] == nodes[i].args[0]) == 1]
+                for i in foldable:
+                    nd, src, stat = nodes[i], f"slot[{assign[nodes[i].args[0]]}]", f"StatVec({v.stat_index[i]})"
+                    if self.short and nd.args[0] in v.first_pass:
+                        out.append(f"{ind}if (td_.mode != MODE_SHORT) {{")
+                        out.extend(self.column_fold(nd, src, stat, ind + "    "))
+                        out.append(f"{ind}}} else {{")
+                        out.append(f"{ind}    for (uint32_t j = 0; j < nb; ++j) {{")
+                        out.append(f"{ind}        {VEC_COMBINE[nd.op]}({stat}, {stat}, {src}[j * pitch], wc);")
+                        out.append(f"{ind}    }}")
+                        out.append(f"{ind}}}")
+                    else:
+                        out.extend(self.column_fold(nd, src, stat, ind))
+                reds = [i for i in reds if i not in foldable]
+                if reds:
+                    out.append(f"{ind}for (uint32_t j = 0; j < nb; ++j) {{")
+                    for i in reds:
+                        nd = nodes[i]
+                        if nd.op in ARG_BETTER:
+                            out.append(f"{ind}    {ARG_BETTER[nd.op]}Cols(StatVec({v.stat_index[i]}), StatVec(NUM_STATS - 1), "
+                                       f"slot[{assign[nd.args[0]]}][j * pitch], static_cast<float>(r0 + j), tmp0, tmp1, bits, "
+                                       "AlignUpTo(wc, VEC_ALIGN));")
+                            continue
+                        out.append(f"{ind}    {VEC_COMBINE[nd.op]}(StatVec({v.stat_index[i]}), StatVec({v.stat_index[i]}), "
+                                   f"slot[{assign[nd.args[0]]}][j * pitch], wc);")
+                    out.append(f"{ind}}}")
+                if q == v.npass - 1:
+                    for k, (node, kind) in enumerate(v.p.outputs):
+                        if kind == "full":
+                            out.append(f"{ind}StoreOut{k}(slot[{assign[node]}], n);")
         out.append("        }")
         out.append("    }")
         # init / finish
         out.append(f"    __aicore__ inline void InitColStatsV{vi}(uint32_t pass, uint32_t wn)")
         out.append("    {")
         for q in range(v.npass):
-            reds = [i for i, p in v.rpass.items() if p == q]
+            reds = [i for i, p in v.rpass.items() if (0 if online and i == online["s"] else p) == q]
             if reds:
                 out.append(f"        if (pass == {q}) {{")
                 for i in reds:

@@ -484,6 +484,11 @@ def render(em) -> str:
         w("            const uint64_t base = o * td_.rowLen * td_.inner + w0;")
         w("            for (uint32_t pass = 0; pass < NumPasses(); ++pass) {")
         w("                InitColStats(pass, wn);")
+        if any(em.online):
+            w("                if (FoldedColPass(pass)) {   // computed with the pass before")
+            w("                    FinishCol(pass, o * td_.inner + w0, wc, wn);")
+            w("                    continue;")
+            w("                }")
         w("                for (uint64_t r0 = 0; r0 < td_.rowLen; r0 += td_.tileRows) {")
         w("                    const uint64_t rleft = td_.rowLen - r0;")
         w("                    const uint32_t nb = static_cast<uint32_t>(rleft < td_.tileRows ? rleft : td_.tileRows);")
@@ -516,6 +521,11 @@ def render(em) -> str:
         w("            const uint32_t wn = AlignUpTo(nr, VEC_ALIGN);")
         w("            for (uint32_t pass = 0; pass < NumPasses(); ++pass) {")
         w("                InitColStats(pass, wn);")
+        if any(em.online):
+            w("                if (FoldedColPass(pass)) {   // computed with the pass before")
+            w("                    FinishCol(pass, row0, nr, wn);")
+            w("                    continue;")
+            w("                }")
         w("                CopyInShort(pass, row0, nr);")
         w("                ComputeCol(pass, 0, D, nr, pitch);")
         w("                if (pass + 1 == NumPasses()) {")
@@ -583,6 +593,17 @@ def render(em) -> str:
         w("        }")
     w("        return 1;")
     w("    }")
+    if em.colcode and any(em.online):
+        w("    // the column code's online softmax sums exp(x - max) in the max's pass (Emitter._online_softmax)")
+        w("    __aicore__ inline bool FoldedColPass(uint32_t pass) const")
+        w("    {")
+        for vi, o in enumerate(em.online):
+            if o:
+                w(f"        if (td_.variant == {vi}) {{")
+                w("            return pass == 1;")
+                w("        }")
+        w("        return false;")
+        w("    }")
     dispatch("Compute(uint32_t pass, uint64_t row0, uint32_t nr, uint32_t col0, uint32_t cw, uint32_t pitch, bool perRowStats)",
              "ComputeV{vi}(pass, row0, nr, col0, cw, pitch, perRowStats)")
     if has_red:
