@@ -37,8 +37,8 @@ from copilot.atomic import atomic_write_text  # noqa: F401  (re-exported: caller
 from copilot.errors import BadInput
 from copilot.llm.accounting import Budget
 from copilot.llm.models import ModelConfig, ModelTable
+from copilot.paths import APP, cache_dir, config_dir, data_dir, state_dir  # noqa: F401  (re-exported)
 
-APP = "cannpilot"
 SETTINGS_FILE = "settings.yaml"
 LEGACY_TUI_FILE = "tui.json"            # the TUI's own file before settings.yaml held its preferences
 OFFLINE_NAMES = {"", "offline", "none"}
@@ -48,35 +48,6 @@ log = logging.getLogger(__name__)
 
 
 # --- paths ----------------------------------------------------------------------------------------
-
-def _dir(env: str, default: str) -> Path:
-    value = os.environ.get(env)
-    return Path(value).expanduser() if value else Path(default)
-
-
-def config_dir() -> Path:
-    import platformdirs
-
-    return _dir("CANNPILOT_CONFIG_DIR", platformdirs.user_config_dir(APP, appauthor=False))
-
-
-def data_dir() -> Path:
-    import platformdirs
-
-    return _dir("CANNPILOT_DATA_DIR", platformdirs.user_data_dir(APP, appauthor=False))
-
-
-def cache_dir() -> Path:
-    import platformdirs
-
-    return _dir("CANNPILOT_CACHE_DIR", platformdirs.user_cache_dir(APP, appauthor=False))
-
-
-def state_dir() -> Path:
-    import platformdirs
-
-    return _dir("CANNPILOT_STATE_DIR", platformdirs.user_state_dir(APP, appauthor=False))
-
 
 def settings_path() -> Path:
     return config_dir() / SETTINGS_FILE

@@ -12,6 +12,7 @@ import pytest
 
 import copilot.lowering
 from copilot.lowering import kernel_cache
+from copilot.paths import BUILTIN_DIR
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -58,7 +59,7 @@ def test_a_second_lowering_is_the_same_kernel_from_the_cache(cli, cache, tmp_pat
 
 def test_an_edited_task_or_another_knob_is_lowered_afresh(cli, cache, tmp_path, monkeypatch):
     task = tmp_path / "relu"
-    shutil.copytree(kernel_cache.BUILTIN_DIR / "relu", task)
+    shutil.copytree(BUILTIN_DIR / "relu", task)
     calls = _count_lowerings(monkeypatch)
     assert cli("lower", "--task", str(task))[0] == 0
     golden = task / "golden.py"
@@ -89,12 +90,15 @@ def test_a_refused_task_is_not_stored(cli, cache):
     assert cli("lower", "--task", str(FIXTURES / "lowering_struct" / "lw_list_mix"))[0] == 3
 
 
-def test_built_in_tasks_are_found_where_the_loader_finds_them():
-    from copilot.tasks.loader import BUILTIN_DIR
+def test_built_in_tasks_are_found_where_the_loader_finds_them(tmp_path, monkeypatch):
+    from copilot.tasks import load_task
 
-    assert kernel_cache.BUILTIN_DIR == BUILTIN_DIR
     assert kernel_cache.task_dir("relu") == BUILTIN_DIR / "relu"
+    assert load_task("relu").builtin
     assert kernel_cache.task_dir("no_such_task") is None
+    (tmp_path / "relu").mkdir()                 # a directory named like a built-in shadows it
+    monkeypatch.chdir(tmp_path)
+    assert kernel_cache.task_dir("relu") == Path("relu")
 
 
 def test_a_cache_hit_does_not_import_torch(cli, cache, tmp_path):

@@ -13,26 +13,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
 import copilot
 from copilot.atomic import atomic_write_text
+from copilot.paths import builtin_task_dir, cache_dir
 
 FORMAT = "cannpilot-lowered-kernel/1"
 PACKAGE_DIR = Path(copilot.__file__).resolve().parent
-# where `copilot.tasks.loader.BUILTIN_DIR` finds the built-in tasks (importing the loader imports
-# torch, which a cache hit must not)
-BUILTIN_DIR = PACKAGE_DIR.parent / "bench" / "ops"
 
 
 def task_dir(ref: str) -> Path | None:
     """The task directory `load_task(ref)` would read, or None when `ref` names no directory
     (a KernelBench file, a bad reference: those are never cached)."""
+    builtin = builtin_task_dir(ref)
+    if builtin is not None:
+        return builtin
     path = Path(ref).expanduser()
-    if not path.exists() and "/" not in ref and (BUILTIN_DIR / ref).is_dir():
-        return BUILTIN_DIR / ref
     return path if path.is_dir() else None
 
 
@@ -73,13 +71,7 @@ def key(ref: str, chip: str, knobs: dict) -> str | None:
 
 
 def cache_root() -> Path:
-    """`copilot.config.cache_dir()` / "lowered", without importing the settings model."""
-    value = os.environ.get("CANNPILOT_CACHE_DIR")
-    if value:
-        return Path(value).expanduser() / "lowered"
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("cannpilot", appauthor=False)) / "lowered"
+    return cache_dir() / "lowered"
 
 
 def _entry(k: str) -> Path:

@@ -20,9 +20,9 @@ import yaml
 
 from copilot.dtypes import ALIASES, DTYPES
 from copilot.errors import BadInput
+from copilot.paths import BUILTIN_DIR, builtin_task_dir
 from copilot.tasks.model import AttrSpec, Case, Task, TensorSpec
 
-BUILTIN_DIR = Path(__file__).resolve().parents[2] / "bench" / "ops"
 TASK_FILES = ("proto.yaml", "golden.py", "desc.md")
 ATTR_TYPES = ("float", "int", "bool", "string", "list_int", "list_float")
 # Every attr type spelling of the public protos (and their obvious kin), lower case without
@@ -61,8 +61,9 @@ def load_task(ref: str | Path) -> Task:
     """A built-in task name, a task directory, or a KernelBench-style Python file."""
     ref_str = str(ref)
     path = Path(ref_str).expanduser()
-    if not path.exists() and "/" not in ref_str and (BUILTIN_DIR / ref_str).is_dir():
-        task = _load_task_dir(BUILTIN_DIR / ref_str)
+    builtin = builtin_task_dir(ref_str)
+    if builtin is not None:
+        task = _load_task_dir(builtin)
         task.builtin = True
         return task
     if path.is_dir():
