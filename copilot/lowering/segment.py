@@ -480,7 +480,7 @@ _WIDE_DOC = r"""
 // itself, so no element of y is written by two cores and every sum is exact."""
 
 _WIDE_FIELDS = r"""
-    uint32_t sumRows;                   // int64, MODE_OWNED_ROWS: rows of the sum tile (zeroing copies)"""
+    uint32_t zeroRows;                  // int64, MODE_OWNED_ROWS: rows of the zero tile (rows a zeroing copy)"""
 
 _WIDE_ENTRY = r"""    if constexpr (std::is_same<Data, int64_t>::value) {
         @K@Int64 op;
@@ -509,12 +509,17 @@ public:
         dataGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(dataAddr), td_.rows * td_.cols);
         idsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ SegmentId*>(idsAddr), td_.rows);
         yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(yAddr), td_.segments * td_.cols);
-@UNIT_RANGE@        const uint32_t sumElems = td_.mode == MODE_OWNED_TABLE ? static_cast<uint32_t>(td_.segments) * td_.pitch
-                                                               : td_.sumRows * td_.pitch;
+@UNIT_RANGE@        const uint32_t sumRows = td_.mode == MODE_OWNED_TABLE ? static_cast<uint32_t>(td_.segments) : td_.tileRows;
         pipe_.InitBuffer(idsBuf_, (td_.tileRows * sizeof(SegmentId) + 31) / 32 * 32);
         pipe_.InitBuffer(dataBuf_, (td_.tileRows * td_.pitch * sizeof(int64_t) + 31) / 32 * 32);
-        pipe_.InitBuffer(sumBuf_, (sumElems * sizeof(int64_t) + 31) / 32 * 32);
-        sumElems_ = sumElems;
+        pipe_.InitBuffer(sumBuf_, (sumRows * td_.pitch * sizeof(int64_t) + 31) / 32 * 32);
+        if (td_.mode == MODE_OWNED_ROWS) {
+            pipe_.InitBuffer(zeroBuf_, td_.zeroRows * td_.pitch * sizeof(int64_t));
+            Duplicate(zeroBuf_.Get<int32_t>(), 0, static_cast<int32_t>(2 * td_.zeroRows * td_.pitch));
+            SyncPipes<HardEvent::V_MTE3>();
+            const uint64_t tiles = (td_.rows + td_.tileRows - 1) / td_.tileRows;
+            zeroPerTile_ = (td_.segments + tiles - 1) / tiles;
+        }
         if (td_.mode == MODE_OWNED_ROWS && td_.tileRows > 1) {
             pipe_.InitBuffer(leadBuf_, (2 * td_.tileRows * sizeof(int32_t) + 31) / 32 * 32);   // lead, load
             pipe_.InitBuffer(stampBuf_, (td_.segments * sizeof(int32_t) + 31) / 32 * 32);
@@ -545,16 +550,14 @@ private:
     {
         const uint64_t c0 = unit * td_.chunk;
         const uint32_t len = static_cast<uint32_t>(td_.cols - c0 < td_.chunk ? td_.cols - c0 : td_.chunk);
-        LocalTensor<int64_t> sum = sumBuf_.Get<int64_t>();
-        SyncPipes<HardEvent::MTE3_V>();           // the previous chunk's copies out of the sums are done
-        Duplicate(sum.ReinterpretCast<int32_t>(), 0, static_cast<int32_t>(2 * sumElems_));
         if (td_.mode == MODE_OWNED_TABLE) {
+            SyncPipes<HardEvent::MTE3_V>();       // the previous chunk's table is out
+            Duplicate(sumBuf_.Get<int32_t>(), 0, static_cast<int32_t>(2 * td_.segments * td_.pitch));
             SyncPipes<HardEvent::V_S>();
         } else if (td_.tileRows > 1) {
             MarkSegments();
-            ZeroUntouched(c0, len);
+            zeroNext_ = 0;
         } else {
-            SyncPipes<HardEvent::V_MTE3>();
             ZeroRows(0, td_.segments, c0, len);
         }
         for (uint64_t j0 = 0; j0 < td_.rows; j0 += td_.tileRows) {
@@ -568,6 +571,8 @@ private:
         }
         if (td_.mode == MODE_OWNED_TABLE) {
             WriteTable(c0, len);
+        } else if (td_.tileRows > 1) {
+            ZeroUntouched(td_.segments, c0, len);
         }
     }
 
@@ -596,31 +601,32 @@ private:
         }
     }
 
-    // Only the segments no row names are zeroed in y (runs of them, from the zeroed sum tile): a
-    // named segment's row is written whole by the first tile that adds into it.
-    __aicore__ inline void ZeroUntouched(uint64_t c0, uint32_t len)
+    // Segments [zeroNext_, end) that no row names are zeroed in y, in runs: a named segment's row
+    // is written whole by the first tile that adds into it. Each tile zeroes its share while its
+    // rows' reads are in flight, so the zeroing overlaps the tiles' work.
+    __aicore__ inline void ZeroUntouched(uint64_t end, uint64_t c0, uint32_t len)
     {
         LocalTensor<int32_t> stamp = stampBuf_.Get<int32_t>();
-        SyncPipes<HardEvent::V_MTE3>();
-        uint64_t run = 0;
-        for (uint64_t s = 0; s < td_.segments; ++s) {
+        uint64_t run = zeroNext_;
+        for (uint64_t s = zeroNext_; s < end; ++s) {
             if (stamp.GetValue(static_cast<uint32_t>(s)) != -1) {
                 ZeroRows(run, s - run, c0, len);
                 run = s + 1;
             }
         }
-        ZeroRows(run, td_.segments - run, c0, len);
+        ZeroRows(run, end - run, c0, len);
+        zeroNext_ = end;
     }
 
-    // Rows [s0, s0 + n) of y's chunk zeroed from the zeroed sum tile, `sumRows` rows a copy.
+    // Rows [s0, s0 + n) of y's chunk zeroed from the zero tile, `zeroRows` rows a copy.
     __aicore__ inline void ZeroRows(uint64_t s0, uint64_t n, uint64_t c0, uint32_t len)
     {
         const uint32_t bytes = len * sizeof(int64_t);
-        for (uint64_t at = s0; at < s0 + n; at += td_.sumRows) {
-            const uint32_t k = static_cast<uint32_t>(s0 + n - at < td_.sumRows ? s0 + n - at : td_.sumRows);
+        for (uint64_t at = s0; at < s0 + n; at += td_.zeroRows) {
+            const uint32_t k = static_cast<uint32_t>(s0 + n - at < td_.zeroRows ? s0 + n - at : td_.zeroRows);
             DataCopyExtParams out(static_cast<uint16_t>(k), bytes, (td_.pitch * sizeof(int64_t) - (bytes + 31) / 32 * 32) / 32,
                                   static_cast<uint32_t>((td_.cols - len) * sizeof(int64_t)), 0);
-            DataCopyPad(yGm_[at * td_.cols + c0], sumBuf_.Get<int64_t>(), out);
+            DataCopyPad(yGm_[at * td_.cols + c0], zeroBuf_.Get<int64_t>(), out);
         }
     }
 
@@ -697,7 +703,7 @@ private:
         }
         const uint32_t bytes = len * sizeof(int64_t);
         DataCopyExtParams row(1, bytes, 0, 0, 0);
-        SyncPipes<HardEvent::MTE3_V>();           // the previous tile's rows (or the zeros) are out of the sums
+        SyncPipes<HardEvent::MTE3_V>();           // the previous tile's rows are out of the sums
         Duplicate(sum.ReinterpretCast<int32_t>(), 0, static_cast<int32_t>(2 * nr * td_.pitch));
         SyncPipes<HardEvent::V_MTE2>();
         for (uint32_t r = 0; r < nr; ++r) {
@@ -706,6 +712,8 @@ private:
                             DataCopyPadExtParams<int64_t>(false, 0, 0, 0));
             }
         }
+        const uint64_t zeroEnd = zeroNext_ + zeroPerTile_;
+        ZeroUntouched(zeroEnd < td_.segments ? zeroEnd : td_.segments, c0, len);
         SyncPipes<HardEvent::MTE2_V>();
         AddInt64(sum, tile, nr * td_.pitch);      // every row onto its own copy; only the lead rows' are kept
         for (uint32_t r = 0; r < nr; ++r) {
@@ -796,6 +804,7 @@ private:
     TBuf<QuePosition::VECCALC> sumBuf_;
     TBuf<QuePosition::VECCALC> leadBuf_;
     TBuf<QuePosition::VECCALC> stampBuf_;
+    TBuf<QuePosition::VECCALC> zeroBuf_;
 #if !(defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
     TBuf<QuePosition::VECCALC> limbBuf_;
 #endif
@@ -803,7 +812,8 @@ private:
     GlobalTensor<SegmentId> idsGm_;
     GlobalTensor<int64_t> yGm_;
     @T@ td_;
-    uint32_t sumElems_ = 0;
+    uint64_t zeroPerTile_ = 0;                // segments a tile zeroes (MODE_OWNED_ROWS)
+    uint64_t zeroNext_ = 0;
     uint64_t unitStart_ = 0;
     uint64_t unitCount_ = 0;
 };
@@ -815,9 +825,11 @@ _WIDE_TILING = r"""    if (dt == ge::DT_INT64) {
         // scratch of AddInt64 is kept out of the budget on every chip.
         const uint64_t wide = ubSize - reserve - 1024 - (3 * 2048 + 8) * sizeof(uint32_t);
         uint64_t chunk = td->cols == 1 ? 1 : up((td->cols + coreNum - 1) / coreNum, 4);
+        // GM bursts 512 B aligned run at full rate, 32 B aligned ones at about 70 %: chunks of 512 B
+        // multiples (rows of y 512 B apart) are taken when no core gets more than 1.4x the columns
         const uint64_t chunk512 = up((td->cols + coreNum - 1) / coreNum, 64);
-        if (td->cols % 64 == 0 && 4 * chunk512 <= 5 * chunk) {
-            chunk = chunk512;   // 512 B multiples on rows 512 B apart: full-rate GM bursts for at most 1/4 more columns a core
+        if (td->cols % 64 == 0 && 10 * chunk512 <= 14 * chunk) {
+            chunk = chunk512;
         }
         while (chunk > 4 && 16 * chunk * sizeof(int64_t) > wide / 2) {     // 16 rows of data and sums fit half the UB
             chunk = up(chunk / 2, 4);
@@ -834,25 +846,24 @@ _WIDE_TILING = r"""    if (dt == ge::DT_INT64) {
             rows = td->pitch == 1 ? (rows > 16384 ? 16384 : rows / 4 * 4) : (rows > 4095 ? 4095 : rows);
         } else {
             // tiles of up to 64 rows when a stamp per segment (the row that led it) fits half the
-            // UB, else of one row (y zeroed whole first); the sum tile takes the rest of the UB, so
-            // y's chunk is zeroed in few copies
+            // UB, else of one row (then y's chunk is zeroed whole first); a zero tile of 16 rows
+            // (24 KB for case-sized chunks: long bursts) or, with one-row tiles, what is left
             td->mode = MODE_OWNED_ROWS;
             td->pitch = static_cast<uint32_t>(up(td->chunk, 4));
             const uint64_t rowBytes = td->pitch * sizeof(int64_t);
             const uint64_t stamps = up(td->segments * sizeof(int32_t), 32);
-            uint64_t left = wide;
-            if (stamps <= wide / 2) {
-                left -= stamps;
-                rows = left / (2 * rowBytes + ib + 2 * sizeof(int32_t));
-                rows = rows > 64 ? 64 : (rows < 2 ? 2 : rows);
-                left -= rows * (rowBytes + ib + 2 * sizeof(int32_t)) + 64;
-            } else {
-                left -= rowBytes + 64;
+            uint64_t zeroRows = 16;
+            if (stamps + (zeroRows + 4) * rowBytes + 64 <= wide && stamps <= wide / 2) {
+                rows = (wide - stamps - zeroRows * rowBytes - 64) / (2 * rowBytes + ib + 2 * sizeof(int32_t));
+                rows = rows > 64 ? 64 : rows;
             }
-            uint64_t sumRows = left / rowBytes;
-            sumRows = sumRows > 4095 ? 4095 : sumRows;
-            sumRows = sumRows > td->segments ? (td->segments > rows ? td->segments : rows) : sumRows;
-            td->sumRows = static_cast<uint32_t>(sumRows);
+            if (rows < 2) {
+                rows = 1;
+                zeroRows = (wide - 2 * rowBytes - 64) / rowBytes;
+            }
+            zeroRows = zeroRows > 4095 ? 4095 : zeroRows;
+            zeroRows = zeroRows > td->segments ? td->segments : zeroRows;
+            td->zeroRows = static_cast<uint32_t>(zeroRows);
         }
         td->tileRows = static_cast<uint32_t>(rows);
         td->tablePitch = td->pitch;
