@@ -7,9 +7,9 @@ Softmax is monotonic, so the kernel selects on x itself: a tile of B tokens' exp
 scores, -inf padding) goes through the TopK library API once; the first value of each row is its
 maximum, so y = exp(v - max) * (1 / sum(exp(x - max))) needs one pass over the row for the sum.
 Gating rows are short (E of 4 to a few hundred), so the tile is sized for whole tokens, not
-elements: every core gets ceil(R / cores) tokens, in as few tiles as the UB holds, each tile in
-and out as one burst and every vector instruction over all its rows (per-row values as 32-byte
-blocks, strided repeats). The golden may take an optional `finished` mask (bool per token): a
+elements: every core gets ceil(R / cores) tokens, in as few tiles as the UB holds (double-buffered
+when there are several), each tile in and out as one burst and every vector instruction over all
+its rows (per-row values as 32-byte blocks, strided repeats). The golden may take an optional `finished` mask (bool per token): a
 finished token's experts become E (TopK's finished rows). The row-index output is checked on a
 probe input against j * R + r when the plan is built.
 """
@@ -215,6 +215,7 @@ struct @T@ {
     uint32_t padded;                    // E < rowPitch: the dense rows are spread to rowPitch by a Gather
     uint32_t wide;                      // rowPitch / 8 > 255 blocks: row strides too long for one repeat
     uint32_t hasFinished;
+    uint32_t buffers;                   // 2: the next tile's rows load while this one computes
     uint32_t tmpBytes;
     uint64_t formerNum;                 // cores taking formerUnits tiles; the rest take tailUnits
     uint64_t formerUnits;
@@ -248,11 +249,13 @@ public:
         const uint32_t outs = b * td_.k;
         const bool f32 = std::is_same<Elem, float>::value;
         const bool ownScores = td_.padded || !f32;             // fp32 rows of rowPitch are scored in place
-        pipe_.InitBuffer(rawBuf_, Bytes(f32 && td_.padded ? (sentinel_ + 8) * 4 : dense * sizeof(Elem)));
+        const uint32_t rawBytes = Bytes(f32 && td_.padded ? (sentinel_ + 8) * 4 : dense * sizeof(Elem));
+        pipe_.InitBuffer(rawBuf_[0], rawBytes);
+        pipe_.InitBuffer(rawBuf_[1], td_.buffers == 2 ? rawBytes : Bytes(0));
         pipe_.InitBuffer(denseBuf_, Bytes(!f32 && td_.padded ? (sentinel_ + 8) * 4 : 0));
         pipe_.InitBuffer(scoreBuf_, Bytes(ownScores ? scores * 4 : 0));
         pipe_.InitBuffer(padTableBuf_, Bytes(td_.padded ? scores * 4 : 0));
-        pipe_.InitBuffer(maskBuf_, Bytes(td_.padded ? scores / 8 : 0));
+        pipe_.InitBuffer(maskBuf_, Bytes(td_.padded ? (td_.rowPitch + 63) / 64 * 8 : 0));
         pipe_.InitBuffer(tmpBuf_, Bytes(td_.tmpBytes));
         pipe_.InitBuffer(srcIdxBuf_, 32);                        // TopK without init indices: defined, not read
         pipe_.InitBuffer(workBuf_, Bytes(td_.wide ? td_.rowPitch * 4 : 0));
@@ -262,7 +265,8 @@ public:
         pipe_.InitBuffer(blockBuf_, Bytes(b * 32));
         pipe_.InitBuffer(maxTableBuf_, Bytes(b * 32));
         pipe_.InitBuffer(sumTableBuf_, Bytes(b * 32));
-        pipe_.InitBuffer(finishedBuf_, Bytes(b));
+        pipe_.InitBuffer(finishedBuf_[0], Bytes(b));
+        pipe_.InitBuffer(finishedBuf_[1], Bytes(td_.buffers == 2 ? b : 0));
         const bool denseK = td_.k == td_.kPitch;
         pipe_.InitBuffer(outTableBuf_, Bytes(denseK ? 0 : outs * 4));
         pipe_.InitBuffer(yFloatBuf_, Bytes(denseK ? 0 : outs * 4));
@@ -275,8 +279,22 @@ public:
 
     __aicore__ inline void Process()
     {
+        if (unitCount_ == 0) {
+            return;
+        }
+        Load(unitStart_, 0);
         for (uint64_t u = 0; u < unitCount_; ++u) {
-            Tile(unitStart_ + u);
+            const uint32_t slot = td_.buffers == 2 ? static_cast<uint32_t>(u % 2) : 0;
+            SyncPipes<HardEvent::MTE2_V>();                      // this tile's rows have landed
+            if (td_.buffers == 2 && u + 1 < unitCount_) {
+                SyncPipes<HardEvent::V_MTE2>();                  // the other slot's last reader is done
+                Load(unitStart_ + u + 1, 1 - slot);
+            }
+            Compute(unitStart_ + u, slot);
+            if (td_.buffers == 1 && u + 1 < unitCount_) {
+                SyncPipes<HardEvent::V_MTE2>();
+                Load(unitStart_ + u + 1, 0);
+            }
         }
     }
 
@@ -311,20 +329,34 @@ private:
     {
         const uint32_t b = td_.lanes, P = td_.rowPitch, K = td_.k;
         if (td_.padded) {
-            LocalTensor<float> srcScores = std::is_same<Elem, float>::value ? rawBuf_.Get<float>() : denseBuf_.Get<float>();
-            Duplicate(srcScores[sentinel_], -INFINITY, 8);
-            const uint32_t n = (b * P + 63) / 64 * 64;
-            LocalTensor<float> j = padTableBuf_.Get<float>();
-            LocalTensor<float> l = scoreBuf_.Get<float>();
-            DivMod(j, l, P, n);
+            if constexpr (std::is_same<Elem, float>::value) {
+                Duplicate(rawBuf_[0].Get<float>()[sentinel_], -INFINITY, 8);
+                if (td_.buffers == 2) {
+                    Duplicate(rawBuf_[1].Get<float>()[sentinel_], -INFINITY, 8);
+                }
+            } else {
+                Duplicate(denseBuf_.Get<float>()[sentinel_], -INFINITY, 8);
+            }
+            // row 0: byte offset 4j for j < E, the -inf cell past E; row l adds 4lE (doubling),
+            // and the shifted -inf entries come back to the cell as the table's minimum with it
+            const uint32_t n = (P + 63) / 64 * 64;
+            LocalTensor<float> j = scoreBuf_.Get<float>();
+            LocalTensor<int32_t> table = padTableBuf_.Get<int32_t>();
+            CreateVecIndex(j, 0.0f, n);
+            PipeBarrier<PIPE_V>();
             CompareScalar(maskBuf_.Get<uint8_t>(), j, static_cast<float>(td_.experts), CMPMODE::LT, n);
-            Axpy(j, l, static_cast<float>(td_.experts), n);      // the dense index l * E + j
             PipeBarrier<PIPE_V>();
             Select(j, maskBuf_.Get<uint8_t>(), j, static_cast<float>(sentinel_), SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
             PipeBarrier<PIPE_V>();
             Muls(j, j, 4.0f, n);
             PipeBarrier<PIPE_V>();
-            Cast(padTableBuf_.Get<int32_t>(), j, RoundMode::CAST_RINT, n);
+            Cast(table, j, RoundMode::CAST_RINT, P);
+            for (uint32_t r = 1; r < b; r *= 2) {
+                PipeBarrier<PIPE_V>();
+                Adds(table[r * P], table, static_cast<int32_t>(r * td_.experts * 4), (r < b - r ? r : b - r) * P);
+            }
+            PipeBarrier<PIPE_V>();
+            Mins(table, table, static_cast<int32_t>(sentinel_ * 4), b * P);
         }
         LocalTensor<float> blockRow = blockBuf_.Get<float>();
         CreateVecIndex(blockRow, 0.0f, b * 8);
@@ -424,24 +456,28 @@ private:
         }
     }
 
-    // Tile `unit`: B tokens' expert rows in, the k best, softmax of them, out.
-    __aicore__ inline void Tile(uint64_t unit)
+    // Tile `unit`'s tokens into `slot`: their rows are contiguous in GM, one burst.
+    __aicore__ inline void Load(uint64_t unit, uint32_t slot)
+    {
+        const uint64_t r0 = unit * td_.lanes;
+        const uint32_t n = static_cast<uint32_t>(td_.rows - r0 < td_.lanes ? td_.rows - r0 : td_.lanes);
+        DataCopyPad(rawBuf_[slot].Get<Elem>(), xGm_[r0 * td_.experts],
+                    DataCopyExtParams(1, n * td_.experts * sizeof(Elem), 0, 0, 0), DataCopyPadExtParams<Elem>(false, 0, 0, 0));
+        if (td_.hasFinished) {
+            DataCopyPad(finishedBuf_[slot].Get<uint8_t>(), finishedGm_[r0], DataCopyExtParams(1, n, 0, 0, 0),
+                        DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
+        }
+    }
+
+    // Tile `unit` (its rows in `slot`): the k best of each token, softmax of them, out.
+    __aicore__ inline void Compute(uint64_t unit, uint32_t slot)
     {
         const uint64_t r0 = unit * td_.lanes;
         const uint32_t n = static_cast<uint32_t>(td_.rows - r0 < td_.lanes ? td_.rows - r0 : td_.lanes);
         const uint32_t b = td_.lanes, P = td_.rowPitch, K = td_.k;
-        LocalTensor<Elem> raw = rawBuf_.Get<Elem>();
-        SyncPipes<HardEvent::MTE3_V>();                          // the previous tile's results are out
-        SyncPipes<HardEvent::V_MTE2>();
-        // the tile's rows are contiguous in GM: one burst
-        DataCopyPad(raw, xGm_[r0 * td_.experts], DataCopyExtParams(1, n * td_.experts * sizeof(Elem), 0, 0, 0),
-                    DataCopyPadExtParams<Elem>(false, 0, 0, 0));
-        LocalTensor<uint8_t> done = finishedBuf_.Get<uint8_t>();
-        if (td_.hasFinished) {
-            DataCopyPad(done, finishedGm_[r0], DataCopyExtParams(1, n, 0, 0, 0),
-                        DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
-        }
-        SyncPipes<HardEvent::MTE2_V>();
+        const bool denseK = K == td_.kPitch;
+        LocalTensor<Elem> raw = rawBuf_[slot].Get<Elem>();
+        LocalTensor<uint8_t> done = finishedBuf_[slot].Get<uint8_t>();
         // fp32 scores in rows of rowPitch, -inf past E (ranks last, adds nothing to the sum)
         LocalTensor<float> score = td_.padded || !std::is_same<Elem, float>::value ? scoreBuf_.Get<float>()
                                                                                   : raw.template ReinterpretCast<float>();
@@ -460,6 +496,9 @@ private:
         PipeBarrier<PIPE_V>();
         LocalTensor<float> val = valBuf_.Get<float>();
         LocalTensor<int32_t> expert = expertBuf_.Get<int32_t>();
+        if (denseK) {
+            SyncPipes<HardEvent::MTE3_V>();                      // TopK's rows are the last tile's outputs
+        }
         TopKInfo info;
         info.outter = static_cast<int32_t>(b);
         info.inner = static_cast<int32_t>(P);
@@ -498,7 +537,8 @@ private:
         // dense [B, k] outputs: TopK's rows of kPitch closed up by a Gather unless k == kPitch
         LocalTensor<float> yFloat = val;
         LocalTensor<int32_t> expertOut = expert;
-        if (K != td_.kPitch) {
+        if (!denseK) {
+            SyncPipes<HardEvent::MTE3_V>();                      // the last tile's outputs are out
             yFloat = yFloatBuf_.Get<float>();
             expertOut = expertOutBuf_.Get<int32_t>();
             Gather(yFloat, val, outTableBuf_.Get<uint32_t>(), 0, b * K);
@@ -519,8 +559,9 @@ private:
     }
 
     TPipe pipe_;
-    TBuf<TPosition::VECCALC> rawBuf_, denseBuf_, scoreBuf_, padTableBuf_, maskBuf_, tmpBuf_, srcIdxBuf_, workBuf_;
-    TBuf<TPosition::VECCALC> valBuf_, expertBuf_, sumBuf_, blockBuf_, maxTableBuf_, sumTableBuf_, finishedBuf_;
+    TBuf<TPosition::VECCALC> rawBuf_[2], finishedBuf_[2];
+    TBuf<TPosition::VECCALC> denseBuf_, scoreBuf_, padTableBuf_, maskBuf_, tmpBuf_, srcIdxBuf_, workBuf_;
+    TBuf<TPosition::VECCALC> valBuf_, expertBuf_, sumBuf_, blockBuf_, maxTableBuf_, sumTableBuf_;
     TBuf<TPosition::VECCALC> outTableBuf_, yFloatBuf_, expertOutBuf_, yBuf_, rowTableBuf_, rowBuf_;
     GlobalTensor<Elem> xGm_;
     GlobalTensor<uint8_t> finishedGm_;
@@ -593,20 +634,28 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
     const uint64_t P = td->rowPitch;
     const uint64_t kp = td->kPitch;
     const bool denseK = td->k == td->kPitch;
-    auto bytes = [&](uint64_t b) {
-        uint64_t perRow = experts * (eb == 4 ? 4 : eb + (td->padded ? 4 : 0));
-        perRow += (td->padded || eb != 4 ? 4 * P : 0) + (td->padded ? 4 * P + P / 8 : 0);
-        perRow += kp * 8 + (td->wide ? 32 : 4) + 32 * 3 + 1;
+    auto bytes = [&](uint64_t b, uint64_t buffers) {
+        uint64_t perRow = (experts * eb + 1) * buffers + (eb != 4 && td->padded ? 4 * experts : 0);
+        perRow += (td->padded || eb != 4 ? 4 * P : 0) + (td->padded ? 4 * P : 0);
+        perRow += kp * 8 + (td->wide ? 32 : 4) + 32 * 3;
         perRow += static_cast<uint64_t>(td->k) * ((denseK ? 0 : 12) + (eb == 4 ? 0 : eb) + 8);
-        return b * perRow + tmpOf(b) + (td->wide ? 4 * P : 0) + 64 * 4 + 24 * 256;
+        return b * perRow + tmpOf(b) + (td->wide ? 4 * P : 0) + P / 8 + 64 * 8 + 26 * 256;
     };
-    // one tile per core where it fits: every core gets rows, as few instructions as possible
+    auto fit = [&](uint64_t lanes, uint64_t buffers) {
+        while (lanes > 1 && bytes(lanes, buffers) > budget) {
+            lanes -= (lanes + 15) / 16;
+        }
+        return lanes;
+    };
+    // one tile per core where it fits: every core gets rows, as few instructions as possible;
+    // several tiles a core double-buffer the rows (the next tile loads while this one computes)
     const uint64_t perCore = (rows + coreNum - 1) / coreNum;
-    uint64_t lanes = perCore < 4096 ? perCore : 4096;
-    while (lanes > 1 && bytes(lanes) > budget) {
-        lanes -= (lanes + 15) / 16;
+    uint64_t lanes = fit(perCore < 4096 ? perCore : 4096, 1);
+    td->buffers = lanes < perCore ? 2 : 1;
+    if (td->buffers == 2) {
+        lanes = fit(lanes, 2);
     }
-    if (bytes(lanes) > budget) {
+    if (bytes(lanes, td->buffers) > budget) {
         return ge::GRAPH_FAILED;
     }
     const uint64_t tiles = (perCore + lanes - 1) / lanes;
