@@ -960,7 +960,9 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
         }
         chunk = axisLen > maxChunk && chunk < minChunk ? minChunk : chunk;
         const uint64_t lanesTotal = columns ? inner : outer * inner;
-        lanes = columns ? 64 : 32;
+        // columns: up to 256 lanes a block (short lanes: fewer, wider blocks, each a fixed cost of
+        // copies and Gathers; the UB and the cores narrow it below)
+        lanes = columns ? 256 : 32;
         lanes = lanesTotal < lanes ? static_cast<uint32_t>(lanesTotal) : lanes;
         // while more cores than blocks, narrower blocks
         while (lanes > 1 && outer * inner / lanes < coreNum && (!columns || lanes > laneAlign)) {
