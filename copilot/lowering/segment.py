@@ -509,20 +509,27 @@ public:
         dataGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(dataAddr), td_.rows * td_.cols);
         idsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ SegmentId*>(idsAddr), td_.rows);
         yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(yAddr), td_.segments * td_.cols);
-@UNIT_RANGE@        const uint32_t sumRows = td_.mode == MODE_OWNED_TABLE ? static_cast<uint32_t>(td_.segments) : td_.tileRows;
-        pipe_.InitBuffer(idsBuf_, (td_.tileRows * sizeof(SegmentId) + 31) / 32 * 32);
+@UNIT_RANGE@        pipe_.InitBuffer(idsBuf_, (td_.tileRows * sizeof(SegmentId) + 31) / 32 * 32);
         pipe_.InitBuffer(dataBuf_, (td_.tileRows * td_.pitch * sizeof(int64_t) + 31) / 32 * 32);
-        pipe_.InitBuffer(sumBuf_, (sumRows * td_.pitch * sizeof(int64_t) + 31) / 32 * 32);
+        if (td_.mode == MODE_OWNED_TABLE) {
+            pipe_.InitBuffer(tableBuf_, (td_.segments * td_.pitch * sizeof(int64_t) * (Limbs() ? 2 : 1) + 31) / 32 * 32);
+        }
+        if (Limbs()) {
+            pipe_.InitBuffer(highBuf_, td_.tileRows * td_.pitch * sizeof(int64_t));
+        }
+        if (td_.mode == MODE_OWNED_ROWS && td_.tileRows > 1) {
+            pipe_.InitBuffer(sumBuf_, td_.tileRows * td_.pitch * sizeof(int64_t));
+            pipe_.InitBuffer(leadBuf_, (2 * td_.tileRows * sizeof(int32_t) + 31) / 32 * 32);   // lead, load
+            pipe_.InitBuffer(stampBuf_, (td_.segments * sizeof(int32_t) + 31) / 32 * 32);
+        } else if (td_.mode == MODE_OWNED_ROWS) {
+            pipe_.InitBuffer(sumBuf_, td_.pitch * sizeof(int64_t));
+        }
         if (td_.mode == MODE_OWNED_ROWS) {
             pipe_.InitBuffer(zeroBuf_, td_.zeroRows * td_.pitch * sizeof(int64_t));
             Duplicate(zeroBuf_.Get<int32_t>(), 0, static_cast<int32_t>(2 * td_.zeroRows * td_.pitch));
             SyncPipes<HardEvent::V_MTE3>();
             const uint64_t tiles = (td_.rows + td_.tileRows - 1) / td_.tileRows;
             zeroPerTile_ = (td_.segments + tiles - 1) / tiles;
-        }
-        if (td_.mode == MODE_OWNED_ROWS && td_.tileRows > 1) {
-            pipe_.InitBuffer(leadBuf_, (2 * td_.tileRows * sizeof(int32_t) + 31) / 32 * 32);   // lead, load
-            pipe_.InitBuffer(stampBuf_, (td_.segments * sizeof(int32_t) + 31) / 32 * 32);
         }
 #if !(defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
         // the carries (and a zero word after them), the spare words, the Gather's byte offsets
@@ -545,6 +552,17 @@ public:
     }
 
 private:
+    // Whether the table is kept as 16-bit limbs (MODE_OWNED_TABLE on arch 2201, rows longer than
+    // one element): there an AddInt64 is ten instructions however short the row, a limb row two.
+    __aicore__ inline bool Limbs() const
+    {
+#if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
+        return false;
+#else
+        return td_.mode == MODE_OWNED_TABLE && td_.pitch > 1;
+#endif
+    }
+
     // One unit: columns [c0, c0 + len) of every row.
     __aicore__ inline void Chunk(uint64_t unit)
     {
@@ -552,8 +570,9 @@ private:
         const uint32_t len = static_cast<uint32_t>(td_.cols - c0 < td_.chunk ? td_.cols - c0 : td_.chunk);
         if (td_.mode == MODE_OWNED_TABLE) {
             SyncPipes<HardEvent::MTE3_V>();       // the previous chunk's table is out
-            Duplicate(sumBuf_.Get<int32_t>(), 0, static_cast<int32_t>(2 * td_.segments * td_.pitch));
+            Duplicate(tableBuf_.Get<int32_t>(), 0, static_cast<int32_t>(2 * td_.segments * td_.pitch * (Limbs() ? 2 : 1)));
             SyncPipes<HardEvent::V_S>();
+            addsSinceCarry_ = 0;
         } else if (td_.tileRows > 1) {
             MarkSegments();
             zeroNext_ = 0;
@@ -644,24 +663,137 @@ private:
         SyncPipes<HardEvent::MTE2_V>();
     }
 
-    // MODE_OWNED_TABLE: each row's chunk added into its segment's (scalar adds for one-element rows).
+    // MODE_OWNED_TABLE: each row's chunk added into its segment's: scalar adds for one-element
+    // rows, two limb Adds a row on arch 2201, one int64 Add on arch 3510.
     __aicore__ inline void AddIntoTable(uint32_t nr, uint32_t len)
     {
         LocalTensor<SegmentId> ids = idsBuf_.Get<SegmentId>();
         LocalTensor<int64_t> tile = dataBuf_.Get<int64_t>();
-        LocalTensor<int64_t> sum = sumBuf_.Get<int64_t>();
+        LocalTensor<int64_t> table = tableBuf_.Get<int64_t>();
         const int64_t segments = static_cast<int64_t>(td_.segments);
+#if !(defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
+        if (Limbs()) {
+            if (addsSinceCarry_ + nr > 65535) {   // a limb word holds 65536 limbs below 2^16
+                CarryLimbs();
+                addsSinceCarry_ = 0;
+            }
+            addsSinceCarry_ += nr;
+            SplitLimbs(2 * nr * td_.pitch);
+        }
+#endif
         for (uint32_t r = 0; r < nr; ++r) {
             const int64_t s = static_cast<int64_t>(ids.GetValue(r));
             if (s < 0 || s >= segments) {
                 continue;
             }
+            const uint32_t at = static_cast<uint32_t>(s) * td_.pitch;
             if (td_.pitch == 1) {
-                const uint32_t at = static_cast<uint32_t>(s);
-                sum.SetValue(at, static_cast<int64_t>(static_cast<uint64_t>(sum.GetValue(at)) +
-                                                      static_cast<uint64_t>(tile.GetValue(r))));   // wraps as torch's
+                table.SetValue(at, static_cast<int64_t>(static_cast<uint64_t>(table.GetValue(at)) +
+                                                        static_cast<uint64_t>(tile.GetValue(r))));   // wraps as torch's
             } else {
-                AddInt64(sum[static_cast<uint32_t>(s) * td_.pitch], tile[r * td_.pitch], len);
+#if !(defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
+                LocalTensor<int32_t> low = table.ReinterpretCast<int32_t>();
+                LocalTensor<int32_t> high = low[2 * td_.segments * td_.pitch];
+                Add(low[2 * at], low[2 * at], tile.ReinterpretCast<int32_t>()[2 * r * td_.pitch], 2 * len);
+                Add(high[2 * at], high[2 * at], highBuf_.Get<int32_t>()[2 * r * td_.pitch], 2 * len);
+#else
+                Add(table[at], table[at], tile[r * td_.pitch], len);
+#endif
+            }
+        }
+    }
+
+#if !(defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
+    // Arch 2201's limbs: each int32 word w of the int64 values is kept as its low 16 bits (the
+    // table's first plane) and its high 16 bits (the second), each in an int32 word of its own, so
+    // a row is added by two int32 Adds with no carry for 65535 rows. The tile is split in place:
+    // high = w >> 16 into highBuf_, low = w - (high << 16).
+    __aicore__ inline void SplitLimbs(uint32_t words)
+    {
+        LocalTensor<uint32_t> w = dataBuf_.Get<uint32_t>();
+        LocalTensor<uint32_t> high = highBuf_.Get<uint32_t>();
+        LocalTensor<uint32_t> spare = limbBuf_.Get<uint32_t>()[LIMB_WORDS + 8];
+        for (uint32_t at = 0; at < words; at += LIMB_WORDS) {
+            const uint32_t n = words - at < LIMB_WORDS ? words - at : LIMB_WORDS;
+            ShiftRight(high[at], w[at], static_cast<uint32_t>(16), n);
+            ShiftLeft(spare, high[at], static_cast<uint32_t>(16), n);
+            Sub(w[at].ReinterpretCast<int32_t>(), w[at].ReinterpretCast<int32_t>(), spare.ReinterpretCast<int32_t>(), n);
+        }
+    }
+
+    // The limb planes brought back below 2^16 each, carries moved up: low -> high of the same word,
+    // the high limb of a low int32 word onto the low limb of its high word (one Gather, as in
+    // AddInt64), that one's carry on again; what passes bit 63 is dropped, as torch's sums wrap.
+    __aicore__ inline void CarryLimbs()
+    {
+        LocalTensor<int32_t> low = tableBuf_.Get<int32_t>();
+        LocalTensor<int32_t> high = low[2 * td_.segments * td_.pitch];
+        LocalTensor<uint32_t> carry = limbBuf_.Get<uint32_t>();
+        LocalTensor<uint32_t> spare = carry[LIMB_WORDS + 8];
+        LocalTensor<uint32_t> offset = carry[2 * LIMB_WORDS + 8];
+        const uint32_t words = static_cast<uint32_t>(2 * td_.segments * td_.pitch);
+        for (uint32_t at = 0; at < words; at += LIMB_WORDS) {
+            const uint32_t n = words - at < LIMB_WORDS ? words - at : LIMB_WORDS;
+            KeepLow16(low[at], carry, spare, n);
+            Add(high[at], high[at], carry.ReinterpretCast<int32_t>(), n);
+            KeepLow16(high[at], carry, spare, n);
+            Gather(spare, carry, offset, 0, n);   // bit 32's carry: word 2i + 1 takes word 2i's
+            Add(low[at], low[at], spare.ReinterpretCast<int32_t>(), n);
+            KeepLow16(low[at], carry, spare, n);
+            Add(high[at], high[at], carry.ReinterpretCast<int32_t>(), n);
+            KeepLow16(high[at], carry, spare, n);
+        }
+    }
+
+    // x = x & 0xFFFF, carry = x >> 16 (as unsigned words).
+    __aicore__ inline void KeepLow16(const LocalTensor<int32_t>& x, const LocalTensor<uint32_t>& carry,
+                                     const LocalTensor<uint32_t>& spare, uint32_t n)
+    {
+        ShiftRight(carry, x.ReinterpretCast<uint32_t>(), static_cast<uint32_t>(16), n);
+        ShiftLeft(spare, carry, static_cast<uint32_t>(16), n);
+        Sub(x, x, spare.ReinterpretCast<int32_t>(), n);
+    }
+#endif
+
+    // Each row of the tile names its lead, the first row of the tile with its segment (-1: an id
+    // outside the segments); a lead's load is 1 when an earlier tile led its segment. stamp[s] is
+    // the data row that last led segment s (negative: none yet).
+    __aicore__ inline void LeadRows(uint64_t j0, uint32_t nr)
+    {
+        LocalTensor<SegmentId> ids = idsBuf_.Get<SegmentId>();
+        LocalTensor<int32_t> lead = leadBuf_.Get<int32_t>();
+        LocalTensor<int32_t> load = lead[td_.tileRows];
+        LocalTensor<int32_t> stamp = stampBuf_.Get<int32_t>();
+        const int64_t segments = static_cast<int64_t>(td_.segments);
+        for (uint32_t r = 0; r < nr; ++r) {
+            const int64_t s = static_cast<int64_t>(ids.GetValue(r));
+            int32_t first = -1;
+            if (s >= 0 && s < segments) {
+                const int32_t led = stamp.GetValue(static_cast<uint32_t>(s));
+                if (led >= 0 && static_cast<uint64_t>(led) >= j0) {
+                    first = static_cast<int32_t>(static_cast<uint64_t>(led) - j0);
+                } else {
+                    first = static_cast<int32_t>(r);
+                    load.SetValue(r, led >= 0 ? 1 : 0);
+                    stamp.SetValue(static_cast<uint32_t>(s), static_cast<int32_t>(j0 + r));
+                }
+            }
+            lead.SetValue(r, first);
+        }
+    }
+
+    // The tile's rows onto their copies in the sum tile (only the leads' are kept), then each
+    // other row onto its lead's.
+    __aicore__ inline void AddStagedRows(uint32_t nr, uint32_t len)
+    {
+        LocalTensor<int64_t> tile = dataBuf_.Get<int64_t>();
+        LocalTensor<int64_t> sum = sumBuf_.Get<int64_t>();
+        LocalTensor<int32_t> lead = leadBuf_.Get<int32_t>();
+        AddInt64(sum, tile, nr * td_.pitch);
+        for (uint32_t r = 0; r < nr; ++r) {
+            const int32_t first = lead.GetValue(r);
+            if (first >= 0 && first != static_cast<int32_t>(r)) {
+                AddInt64(sum[static_cast<uint32_t>(first) * td_.pitch], tile[r * td_.pitch], len);
             }
         }
     }
@@ -685,22 +817,7 @@ private:
         }
         LocalTensor<int32_t> lead = leadBuf_.Get<int32_t>();
         LocalTensor<int32_t> load = lead[td_.tileRows];
-        LocalTensor<int32_t> stamp = stampBuf_.Get<int32_t>();
-        for (uint32_t r = 0; r < nr; ++r) {
-            const int64_t s = static_cast<int64_t>(ids.GetValue(r));
-            int32_t first = -1;
-            if (s >= 0 && s < segments) {
-                const int32_t led = stamp.GetValue(static_cast<uint32_t>(s));
-                if (led >= 0 && static_cast<uint64_t>(led) >= j0) {
-                    first = static_cast<int32_t>(static_cast<uint64_t>(led) - j0);
-                } else {
-                    first = static_cast<int32_t>(r);
-                    load.SetValue(r, led >= 0 ? 1 : 0);
-                    stamp.SetValue(static_cast<uint32_t>(s), static_cast<int32_t>(j0 + r));
-                }
-            }
-            lead.SetValue(r, first);
-        }
+        LeadRows(j0, nr);
         const uint32_t bytes = len * sizeof(int64_t);
         DataCopyExtParams row(1, bytes, 0, 0, 0);
         SyncPipes<HardEvent::MTE3_V>();           // the previous tile's rows are out of the sums
@@ -715,13 +832,7 @@ private:
         const uint64_t zeroEnd = zeroNext_ + zeroPerTile_;
         ZeroUntouched(zeroEnd < td_.segments ? zeroEnd : td_.segments, c0, len);
         SyncPipes<HardEvent::MTE2_V>();
-        AddInt64(sum, tile, nr * td_.pitch);      // every row onto its own copy; only the lead rows' are kept
-        for (uint32_t r = 0; r < nr; ++r) {
-            const int32_t first = lead.GetValue(r);
-            if (first >= 0 && first != static_cast<int32_t>(r)) {
-                AddInt64(sum[static_cast<uint32_t>(first) * td_.pitch], tile[r * td_.pitch], len);
-            }
-        }
+        AddStagedRows(nr, len);
         SyncPipes<HardEvent::V_MTE3>();
         for (uint32_t r = 0; r < nr; ++r) {
             if (lead.GetValue(r) == static_cast<int32_t>(r)) {
@@ -746,12 +857,22 @@ private:
     // MODE_OWNED_TABLE: every segment's chunk to y, empty ones as zeros.
     __aicore__ inline void WriteTable(uint64_t c0, uint32_t len)
     {
+#if !(defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
+        if (Limbs()) {                            // the limbs carried, then each word = low | high << 16
+            CarryLimbs();
+            LocalTensor<uint32_t> low = tableBuf_.Get<uint32_t>();
+            LocalTensor<uint32_t> high = low[2 * td_.segments * td_.pitch];
+            const uint32_t words = static_cast<uint32_t>(2 * td_.segments * td_.pitch);
+            ShiftLeft(high, high, static_cast<uint32_t>(16), words);
+            Or(low.ReinterpretCast<uint16_t>(), low.ReinterpretCast<uint16_t>(), high.ReinterpretCast<uint16_t>(), 2 * words);
+        }
+#endif
         SyncPipes<HardEvent::V_MTE3>();
         SyncPipes<HardEvent::S_MTE3>();
-        LocalTensor<int64_t> sum = sumBuf_.Get<int64_t>();
+        LocalTensor<int64_t> table = tableBuf_.Get<int64_t>();
         if (td_.pitch == 1) {
             DataCopyExtParams out(1, static_cast<uint32_t>(td_.segments * sizeof(int64_t)), 0, 0, 0);
-            DataCopyPad(yGm_, sum, out);
+            DataCopyPad(yGm_, table, out);
             return;
         }
         const uint32_t bytes = len * sizeof(int64_t);
@@ -759,7 +880,7 @@ private:
             const uint32_t n = static_cast<uint32_t>(td_.segments - s0 < 4095 ? td_.segments - s0 : 4095);
             DataCopyExtParams out(static_cast<uint16_t>(n), bytes, (td_.pitch * sizeof(int64_t) - (bytes + 31) / 32 * 32) / 32,
                                   static_cast<uint32_t>((td_.cols - len) * sizeof(int64_t)), 0);
-            DataCopyPad(yGm_[s0 * td_.cols + c0], sum[static_cast<uint32_t>(s0) * td_.pitch], out);
+            DataCopyPad(yGm_[s0 * td_.cols + c0], table[static_cast<uint32_t>(s0) * td_.pitch], out);
         }
     }
 
@@ -801,9 +922,11 @@ private:
     TPipe pipe_;
     TBuf<QuePosition::VECCALC> idsBuf_;
     TBuf<QuePosition::VECCALC> dataBuf_;
+    TBuf<QuePosition::VECCALC> tableBuf_;
     TBuf<QuePosition::VECCALC> sumBuf_;
     TBuf<QuePosition::VECCALC> leadBuf_;
     TBuf<QuePosition::VECCALC> stampBuf_;
+    TBuf<QuePosition::VECCALC> highBuf_;
     TBuf<QuePosition::VECCALC> zeroBuf_;
 #if !(defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
     TBuf<QuePosition::VECCALC> limbBuf_;
@@ -814,6 +937,7 @@ private:
     @T@ td_;
     uint64_t zeroPerTile_ = 0;                // segments a tile zeroes (MODE_OWNED_ROWS)
     uint64_t zeroNext_ = 0;
+    uint32_t addsSinceCarry_ = 0;             // rows added into the limbs since they were carried
     uint64_t unitStart_ = 0;
     uint64_t unitCount_ = 0;
 };
@@ -839,10 +963,13 @@ _WIDE_TILING = r"""    if (dt == ge::DT_INT64) {
         td->pitch = td->cols == 1 ? 1 : static_cast<uint32_t>(up(td->chunk, 4));
         const uint64_t table = up(td->segments * td->pitch * sizeof(int64_t), 32);
         uint64_t rows = 1;
-        if (table <= wide / 2) {
+        // arch 2201 keeps the table as two limb planes and the tile's high limbs beside it
+        // (budgeted on every chip)
+        const uint64_t planes = td->pitch == 1 ? 1 : 2;
+        if (planes * table <= wide / 2) {
             // every segment's chunk in UB; the rest holds data tiles (one-element rows packed)
             td->mode = MODE_OWNED_TABLE;
-            rows = (wide - table) / (td->pitch * sizeof(int64_t) + ib);
+            rows = (wide - planes * table) / (planes * td->pitch * sizeof(int64_t) + ib);
             rows = td->pitch == 1 ? (rows > 16384 ? 16384 : rows / 4 * 4) : (rows > 4095 ? 4095 : rows);
         } else {
             // tiles of up to 64 rows when a stamp per segment (the row that led it) fits half the
