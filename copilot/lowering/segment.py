@@ -16,10 +16,12 @@ Segment ids are read by the scalar unit; an id outside [0, num_segments) drops i
 int64 data has no GM atomic add, so its kernel (emitted only when a case has int64 data) splits
 the columns instead: each core owns whole columns of y (a chunk of data.shape[1:] in every row)
 and adds every data row's chunk into them itself, so no element of y is written by two cores and
-the sums are exact. MODE_OWNED_TABLE keeps every segment's chunk in UB and writes it out once;
-MODE_OWNED_ROWS zeroes y's chunk in GM and reads, adds to and writes back one segment row per data
-row. Arch 3510 adds int64 lanes on the vector unit; arch 2201 adds their int32 words and carries
-the low word's overflow into the high word (`AddInt64`).
+the sums are exact (wrapping as torch's). MODE_OWNED_TABLE keeps every segment's chunk in UB and
+writes it out once (on arch 2201 as 16-bit limbs, two int32 Adds a row); MODE_OWNED_ROWS zeroes
+the segments no row names, and per tile of rows (deduplicated by a stamp per segment) reads its
+segments' rows of y once an earlier tile led them, adds, writes them back. Arch 3510 adds int64
+lanes on the vector unit; arch 2201 adds their int32 words and carries the low word's overflow
+into the high word by one Gather (`AddInt64`).
 """
 
 from __future__ import annotations
@@ -496,9 +498,9 @@ _WIDE_ENTRY = r"""    if constexpr (std::is_same<Data, int64_t>::value) {
 _WIDE_KERNEL = r"""// int64 data. A unit is a chunk of columns (`chunk` elements of every row of data and y), owned by
 // one core: every data row's chunk is added into its segment's chunk by that core alone.
 constexpr uint32_t MODE_OWNED_TABLE = 2;   // every segment's chunk fits in UB: summed there, written out once
-constexpr uint32_t MODE_OWNED_ROWS = 3;    // y's chunk zeroed in GM; per data row, its segment's row read, added to, written back
+constexpr uint32_t MODE_OWNED_ROWS = 3;    // per tile, its segments' rows of y read (once led), added to, written back
 #if !(defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
-constexpr uint32_t LIMB_WORDS = 2048;      // int32 words per AddInt64 step (1024 int64 lanes)
+constexpr uint32_t LIMB_WORDS = 2048;      // int32 words a step of AddInt64 and of the limb passes (1024 int64 lanes)
 #endif
 
 class @K@Int64 {
@@ -820,9 +822,9 @@ private:
         LeadRows(j0, nr);
         const uint32_t bytes = len * sizeof(int64_t);
         DataCopyExtParams row(1, bytes, 0, 0, 0);
-        SyncPipes<HardEvent::MTE3_V>();           // the previous tile's rows are out of the sums
+        SyncPipes<HardEvent::MTE3_V>();           // the previous tile's rows are out of the sums and in y
         Duplicate(sum.ReinterpretCast<int32_t>(), 0, static_cast<int32_t>(2 * nr * td_.pitch));
-        SyncPipes<HardEvent::V_MTE2>();
+        SyncPipes<HardEvent::V_MTE2>();           // so the reads below come after those writes too
         for (uint32_t r = 0; r < nr; ++r) {
             if (lead.GetValue(r) == static_cast<int32_t>(r) && load.GetValue(r) != 0) {
                 DataCopyPad(sum[r * td_.pitch], yGm_[static_cast<uint64_t>(ids.GetValue(r)) * td_.cols + c0], row,
