@@ -648,9 +648,14 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
         return lanes;
     };
     // one tile per core where it fits: every core gets rows, as few instructions as possible;
-    // several tiles a core double-buffer the rows (the next tile loads while this one computes)
+    // several tiles a core double-buffer the rows (the next tile loads while this one computes).
+    // A single tile of many rows and a load worth hiding (>= 128 tokens, >= 16 KB) is halved so
+    // the second half's load runs under the first half's vector work.
     const uint64_t perCore = (rows + coreNum - 1) / coreNum;
     uint64_t lanes = fit(perCore < 4096 ? perCore : 4096, 1);
+    if (lanes == perCore && perCore >= 128 && perCore * experts * eb >= 16384) {
+        lanes = (perCore + 1) / 2;
+    }
     td->buffers = lanes < perCore ? 2 : 1;
     if (td->buffers == 2) {
         lanes = fit(lanes, 2);
