@@ -8,11 +8,12 @@ Every line along dim (a *lane*) is independent. The tiling function views x as
 - MODE_ROWS (inner == 1, dim is the last axis): a tile is a block of whole lanes, contiguous in GM;
 - MODE_COLUMNS (dim is not last): a tile is a block of neighbouring columns (lanes of one outer
   position, adjacent in GM), copied in as N rows and transposed in UB by one Gather;
-- MODE_TRANSPOSED (dim is not last and a block of columns with its k results does not fit the UB,
-  a large k): x goes through the workspace transposed (square tiles, one Gather each) into lanes
-  as rows of fp32 scores, the rows' selection runs on them, and the results come back the same way.
-A lane is selected in chunks of at most 4064 positions (the TopK API's rows are at most 4096): each
-chunk's scores (fp32: every input dtype converts to it; integers are exact up to 2^24) go through
+- MODE_TRANSPOSED (dim is not last, when no block of columns with its k results fits the UB, a
+  large k, or when it moves fewer GM bytes: narrow blocks of long lanes): x goes through the
+  workspace transposed (square tiles, one Gather each) into lanes as rows of fp32 scores, the
+  rows' selection runs on them, and the results come back the same way.
+A lane is selected in chunks of at most 4096 positions (4064 in MODE_COLUMNS; the TopK API's rows
+are at most 4096): each chunk's scores (fp32: every input dtype converts to it; integers are exact up to 2^24) go through
 the TopK library API (Sort32 + merge passes on the vector unit), whose k best per lane join a
 candidate row; a full candidate row is reduced to k by one more TopK with the candidates' own
 indices. The k smallest are the k largest of -x (exact, ties keep their order), so the last
@@ -29,8 +30,8 @@ from copilot.lowering.movement import _name
 from copilot.lowering.scan import values_indices_op
 
 _DTYPES = ("float16", "bfloat16", "float32", "int8", "uint8", "int32", "int64")
-MAX_CHUNK = 4064                       # columns: positions per TopK call, <= 4096 and < 4096 copy rows
-MAX_ROW_CHUNK = 4096                   # rows (dim last): one TopK call takes a whole row of 4096
+MAX_ROW_CHUNK = 4096                   # one TopK call takes a whole lane of 4096 (rows; columns through
+                                       # MODE_TRANSPOSED past 4064, the column copy's rows)
 
 
 @dataclass
@@ -112,12 +113,11 @@ def plan_topk(task):
         shape = c.shapes[0]
         n = shape[f[1]] if shape else 1
         k = n if f[0] is None else f[0]
-        last = not shape or f[1] in (-1, len(shape) - 1)
         if c.dtypes[0] not in _DTYPES:
             plan.unserved[c.id] = f"dtype {c.dtypes[0]}"
         elif len(shape) > 8:
             plan.unserved[c.id] = "more than 8 dims"
-        elif n > (MAX_ROW_CHUNK if last else MAX_CHUNK) and k > 2048:
+        elif n > MAX_ROW_CHUNK and k > 2048:
             plan.unserved[c.id] = f"k = {k} of a line of {n}: chunked selection keeps at most 2048 per lane"
     if any(c.dtypes[0] in ("int32", "int64") for c in task.cases):
         plan.notes.append("int32 / int64 data rank through fp32: exact for |x| <= 2^24")
