@@ -486,7 +486,7 @@ _WIDE_FIELDS = r"""
 
 _WIDE_ENTRY = r"""    if constexpr (std::is_same<Data, int64_t>::value) {
         @K@Int64 op;
-        op.Init(@D@, @I@, @Y@, tilingData);
+        op.Init(@D@, @I@, @Y@, workspace, tilingData);
         op.Process();
     } else {
         @K@ op;
@@ -499,13 +499,14 @@ _WIDE_KERNEL = r"""// int64 data. A unit is a chunk of columns (`chunk` elements
 // one core: every data row's chunk is added into its segment's chunk by that core alone.
 constexpr uint32_t MODE_OWNED_TABLE = 2;   // every segment's chunk fits in UB: summed there, written out once
 constexpr uint32_t MODE_OWNED_ROWS = 3;    // per tile, its segments' rows of y read (once led), added to, written back
+constexpr uint32_t MODE_SPLIT_TABLE = 4;   // one-element rows: the rows split over the cores, their tables added up
 #if !(defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
 constexpr uint32_t LIMB_WORDS = 2048;      // int32 words a step of AddInt64 and of the limb passes (1024 int64 lanes)
 #endif
 
 class @K@Int64 {
 public:
-    __aicore__ inline void Init(GM_ADDR dataAddr, GM_ADDR idsAddr, GM_ADDR yAddr, const @T@& tiling)
+    __aicore__ inline void Init(GM_ADDR dataAddr, GM_ADDR idsAddr, GM_ADDR yAddr, GM_ADDR workspace, const @T@& tiling)
     {
         td_ = tiling;
         dataGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(dataAddr), td_.rows * td_.cols);
@@ -513,8 +514,13 @@ public:
         yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(yAddr), td_.segments * td_.cols);
 @UNIT_RANGE@        pipe_.InitBuffer(idsBuf_, (td_.tileRows * sizeof(SegmentId) + 31) / 32 * 32);
         pipe_.InitBuffer(dataBuf_, (td_.tileRows * td_.pitch * sizeof(int64_t) + 31) / 32 * 32);
-        if (td_.mode == MODE_OWNED_TABLE) {
+        if (td_.mode == MODE_OWNED_TABLE || td_.mode == MODE_SPLIT_TABLE) {
             pipe_.InitBuffer(tableBuf_, (td_.segments * td_.pitch * sizeof(int64_t) * (Limbs() ? 2 : 1) + 31) / 32 * 32);
+        }
+        if (td_.mode == MODE_SPLIT_TABLE) {       // every core's table, 32 B apart, in the workspace
+            pipe_.InitBuffer(sumBuf_, td_.tileRows * sizeof(int64_t));
+            partialGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(GetUserWorkspace(workspace)),
+                                       td_.blockDim * ((td_.segments + 3) / 4 * 4));
         }
         if (Limbs()) {
             pipe_.InitBuffer(highBuf_, td_.tileRows * td_.pitch * sizeof(int64_t));
@@ -548,20 +554,68 @@ public:
 
     __aicore__ inline void Process()
     {
+        if (td_.mode == MODE_SPLIT_TABLE) {
+            SplitRows();
+            return;
+        }
         for (uint64_t u = 0; u < unitCount_; ++u) {
             Chunk(unitStart_ + u);
         }
     }
 
 private:
-    // Whether the table is kept as 16-bit limbs (MODE_OWNED_TABLE on arch 2201, rows longer than
-    // one element): there an AddInt64 is ten instructions however short the row, a limb row two.
+    // MODE_SPLIT_TABLE: this core's rows summed into a table of its own (scalar adds), every
+    // core's table to the workspace, SyncAll, then this core's share of the segments added up over
+    // the tables (AddInt64) into y.
+    __aicore__ inline void SplitRows()
+    {
+        LocalTensor<int64_t> table = tableBuf_.Get<int64_t>();
+        Duplicate(table.ReinterpretCast<int32_t>(), 0, static_cast<int32_t>(2 * td_.segments));
+        SyncPipes<HardEvent::V_S>();
+        for (uint64_t u = 0; u < unitCount_; ++u) {
+            const uint64_t j0 = (unitStart_ + u) * td_.tileRows;
+            const uint32_t nr = static_cast<uint32_t>(td_.rows - j0 < td_.tileRows ? td_.rows - j0 : td_.tileRows);
+            LoadTile(j0, nr, 0, 1);
+            AddIntoTable(nr, 1);
+        }
+        SyncPipes<HardEvent::S_MTE3>();
+        SyncPipes<HardEvent::V_MTE3>();
+        const uint64_t tablePitch = (td_.segments + 3) / 4 * 4;
+        DataCopyExtParams out(1, static_cast<uint32_t>(td_.segments * sizeof(int64_t)), 0, 0, 0);
+        DataCopyPad(partialGm_[static_cast<uint64_t>(GetBlockIdx()) * tablePitch], table, out);
+        PipeBarrier<PIPE_ALL>();
+        SyncAll();                                // every core's table is in the workspace
+        const uint64_t per = ((td_.segments + td_.blockDim - 1) / td_.blockDim + 3) / 4 * 4;
+        uint64_t begin = per * static_cast<uint64_t>(GetBlockIdx());
+        begin = begin > td_.segments ? td_.segments : begin;
+        const uint64_t end = begin + per > td_.segments ? td_.segments : begin + per;
+        LocalTensor<int64_t> sum = sumBuf_.Get<int64_t>();
+        LocalTensor<int64_t> part = dataBuf_.Get<int64_t>();
+        for (uint64_t at = begin; at < end; at += td_.tileRows) {
+            const uint32_t n = static_cast<uint32_t>(end - at < td_.tileRows ? end - at : td_.tileRows);
+            DataCopyExtParams in(1, n * sizeof(int64_t), 0, 0, 0);
+            SyncPipes<HardEvent::MTE3_MTE2>();    // the previous block's sums are out
+            DataCopyPad(sum, partialGm_[at], in, DataCopyPadExtParams<int64_t>(false, 0, 0, 0));
+            for (uint32_t b = 1; b < td_.blockDim; ++b) {
+                SyncPipes<HardEvent::V_MTE2>();   // the previous table's block is added
+                DataCopyPad(part, partialGm_[b * tablePitch + at], in, DataCopyPadExtParams<int64_t>(false, 0, 0, 0));
+                SyncPipes<HardEvent::MTE2_V>();
+                AddInt64(sum, part, n);
+            }
+            SyncPipes<HardEvent::MTE2_V>();
+            SyncPipes<HardEvent::V_MTE3>();
+            DataCopyPad(yGm_[at], sum, in);
+        }
+    }
+
+    // Whether the table is kept as 16-bit limbs (MODE_OWNED_TABLE on arch 2201): there an
+    // AddInt64 is ten instructions however short the row, a limb row two.
     __aicore__ inline bool Limbs() const
     {
 #if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
         return false;
 #else
-        return td_.mode == MODE_OWNED_TABLE && td_.pitch > 1;
+        return td_.mode == MODE_OWNED_TABLE;
 #endif
     }
 
@@ -665,8 +719,8 @@ private:
         SyncPipes<HardEvent::MTE2_V>();
     }
 
-    // MODE_OWNED_TABLE: each row's chunk added into its segment's: scalar adds for one-element
-    // rows, two limb Adds a row on arch 2201, one int64 Add on arch 3510.
+    // Each row's chunk added into its segment's in the table: scalar adds for one-element rows
+    // (MODE_SPLIT_TABLE), else two limb Adds a row on arch 2201, one int64 Add on arch 3510.
     __aicore__ inline void AddIntoTable(uint32_t nr, uint32_t len)
     {
         LocalTensor<SegmentId> ids = idsBuf_.Get<SegmentId>();
@@ -870,13 +924,7 @@ private:
         }
 #endif
         SyncPipes<HardEvent::V_MTE3>();
-        SyncPipes<HardEvent::S_MTE3>();
         LocalTensor<int64_t> table = tableBuf_.Get<int64_t>();
-        if (td_.pitch == 1) {
-            DataCopyExtParams out(1, static_cast<uint32_t>(td_.segments * sizeof(int64_t)), 0, 0, 0);
-            DataCopyPad(yGm_, table, out);
-            return;
-        }
         const uint32_t bytes = len * sizeof(int64_t);
         for (uint64_t s0 = 0; s0 < td_.segments; s0 += 4095) {
             const uint32_t n = static_cast<uint32_t>(td_.segments - s0 < 4095 ? td_.segments - s0 : 4095);
@@ -936,6 +984,7 @@ private:
     GlobalTensor<int64_t> dataGm_;
     GlobalTensor<SegmentId> idsGm_;
     GlobalTensor<int64_t> yGm_;
+    GlobalTensor<int64_t> partialGm_;
     @T@ td_;
     uint64_t zeroPerTile_ = 0;                // segments a tile zeroes (MODE_OWNED_ROWS)
     uint64_t zeroNext_ = 0;
@@ -968,11 +1017,20 @@ _WIDE_TILING = r"""    if (dt == ge::DT_INT64) {
         // arch 2201 keeps the table as two limb planes and the tile's high limbs beside it
         // (budgeted on every chip)
         const uint64_t planes = td->pitch == 1 ? 1 : 2;
-        if (planes * table <= wide / 2) {
-            // every segment's chunk in UB; the rest holds data tiles (one-element rows packed)
+        if (planes * table <= wide / 2 && td->pitch == 1) {
+            // one-element rows: one column would keep one core busy, so the rows are split over
+            // the cores instead; the rest of the UB holds a packed tile of rows and a sum tile
+            td->mode = MODE_SPLIT_TABLE;
+            rows = (wide - table) / (2 * sizeof(int64_t) + ib);
+            rows = rows > 16384 ? 16384 : rows;
+            const uint64_t perCore = up((td->rows + coreNum - 1) / coreNum, 4);
+            rows = (rows > perCore ? perCore : rows) / 4 * 4;
+            rows = rows < 4 ? 4 : rows;
+        } else if (planes * table <= wide / 2) {
+            // every segment's chunk in UB; the rest holds data tiles
             td->mode = MODE_OWNED_TABLE;
             rows = (wide - planes * table) / (planes * td->pitch * sizeof(int64_t) + ib);
-            rows = td->pitch == 1 ? (rows > 16384 ? 16384 : rows / 4 * 4) : (rows > 4095 ? 4095 : rows);
+            rows = rows > 4095 ? 4095 : rows;
         } else {
             // tiles of up to 64 rows when a stamp per segment (the row that led it) fits half the
             // UB, else of one row (then y's chunk is zeroed whole first); a zero tile of 16 rows
@@ -996,10 +1054,11 @@ _WIDE_TILING = r"""    if (dt == ge::DT_INT64) {
         }
         td->tileRows = static_cast<uint32_t>(rows);
         td->tablePitch = td->pitch;
-        td->units = td->chunks;
+        td->units = td->mode == MODE_SPLIT_TABLE ? (td->rows + rows - 1) / rows : td->chunks;
 @SPLIT@        td->blockDim = static_cast<uint32_t>(blockDim);
         size_t* workspace = context->GetWorkspaceSizes(1);
-        workspace[0] = platform.GetLibApiWorkSpaceSize();
+        workspace[0] = platform.GetLibApiWorkSpaceSize() +
+                       (td->mode == MODE_SPLIT_TABLE ? blockDim * up(td->segments, 4) * sizeof(int64_t) : 0);
         return ge::GRAPH_SUCCESS;
     }
 """
