@@ -1003,6 +1003,7 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
         const double ys = static_cast<double>(outer) * td->k * inner;
         const double ib = @IDXBYTES@;
         const double viaColumns = moved(xs * eb, lanes * eb) + moved(ys * eb, lanes * eb) + moved(ys * ib, lanes * ib);
+        const bool columnsChunked = fits && chunk < axisLen;
         columns = false;
         maxChunk = 4096;
         bool viaLanes = false;
@@ -1019,7 +1020,11 @@ _TILING = r"""@TILING_HEAD@    const gert::RuntimeAttrs* attrs = context->GetAtt
               moved(2 * ys * 4, td->k * 4.0) + moved(2 * ys * 4, least(side, td->k) * 4) + moved(ys * eb, tile * eb) +
               moved(ys * ib, tile * ib)
             : 0.0;
-        if (viaLanes && (!fits || viaTransposed < viaColumns)) {
+        // A lane the columns must chunk (the UB) but the lanes take whole also saves its candidates'
+        // merge, one more TopK call per lane, lane by lane; chunking columns means the narrowest
+        // block already (rows of 32 bytes), where the transposes move as few bytes or fewer.
+        const bool lanesWhole = viaLanes && chunk >= axisLen;
+        if (viaLanes && (!fits || viaTransposed < viaColumns || (columnsChunked && lanesWhole))) {
             td->mode = MODE_TRANSPOSED;
             fits = true;
         } else {
