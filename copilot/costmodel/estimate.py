@@ -58,11 +58,12 @@ def output_shapes(task: Task, case: Case) -> list[OutputShape]:
 def meta_outputs(task: Task, case: Case) -> list[OutputShape]:
     """The golden's outputs (name, shape, dtype) from a run on meta tensors; raises where the golden
     needs values (a data-dependent length, a `.item()`)."""
+    from copilot.dynamo_free import no_dynamo_import
     from copilot.oracle.golden import golden_arguments
     from copilot.oracle.inputs import meta_inputs
 
     args, kwargs = golden_arguments(task, case, meta_inputs(task, case))
-    with torch.no_grad():
+    with torch.no_grad(), no_dynamo_import():
         out = task.golden(*args, **kwargs)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     names = [o.name for o in task.outputs]

@@ -4,9 +4,10 @@
     supports(task) -> (bool, reason)
     knob_space(task) / default_knobs(task)
 
-Pipeline: capture (make_fx per case, attrs bound; `capture.py`) -> IR (`ir.py`) -> plan (variants,
-pattern, run-time layout rules; `plan.py`) -> emit (`emit.py`, `source.py`). Anything outside the
-supported patterns raises `copilot.errors.Unsupported` naming the aten op or the rule.
+Pipeline: capture (an aten graph per case, attrs bound; `capture.py`, `tracer.py`) -> IR (`ir.py`)
+-> plan (variants, pattern, run-time layout rules; `plan.py`) -> emit (`emit.py`, `source.py`).
+Anything outside the supported patterns raises `copilot.errors.Unsupported` naming the aten op or
+the rule.
 """
 
 from __future__ import annotations

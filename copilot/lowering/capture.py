@@ -1,8 +1,9 @@
 """Capture: trace a task's golden to an aten-level graph, once per case, with attrs bound.
 
-Tracing uses `make_fx` in fake-tensor mode, so no case data is computed and large cases cost the
-same as small ones. Composite aten ops (softmax, layer_norm, group_norm, ...) are kept whole: the
-normaliser in `ir.py` expands each with its own documented semantics.
+Tracing records the aten ops the golden runs on storage-less (meta) tensors (`tracer.py`), so no
+case data is computed and large cases cost the same as small ones. Composite aten ops (softmax,
+layer_norm, group_norm, ...) are kept whole: the normaliser in `ir.py` expands each with its own
+documented semantics.
 
 Attrs reach the graph as Python constants. To read them from tiling data at run time, each
 numeric attr is traced twice with two distinct sentinel values: a graph constant that moves with
@@ -195,15 +196,12 @@ def present_inputs(case) -> list[int]:
     return [i for i, s in enumerate(case.shapes) if s is not None]
 
 
-def _sample_inputs(case, float_dtype=None):
-    """Fake tensors of the shapes of the case's present inputs (no storage: a 64M-element case
-    costs what a small one does); float inputs traced in float32 (compute dtype). The golden gets
-    None for an absent optional input (`trace`)."""
+def _sample_inputs(case, float_dtype=None) -> list[tuple]:
+    """(shape, dtype) of the case's present inputs, float inputs traced in float32 (compute
+    dtype). The golden gets None for an absent optional input (`trace`)."""
     import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
 
     out = []
-    mode = FakeTensorMode()
     for i in present_inputs(case):
         shape, dt = case.shapes[i], case.dtypes[i]
         if any(isinstance(d, (list, tuple)) for d in shape):
@@ -212,8 +210,7 @@ def _sample_inputs(case, float_dtype=None):
         tdt = _torch_dtype(dt)
         if tdt.is_floating_point:
             tdt = float_dtype or torch.float32
-        with mode:
-            out.append(torch.zeros(shape, dtype=tdt))
+        out.append((tuple(shape), tdt))
     return out
 
 
@@ -246,11 +243,13 @@ def call_golden_roles(task, roles: dict, tensors: dict, attrs: dict):
 
 def trace(task, case, attrs: dict | None = None, record: list | None = None,
           branches: list | None = None):
-    """Trace the golden on fake inputs shaped like `case`, attrs bound; returns a GraphModule.
+    """Trace the golden on storage-less inputs shaped like `case` (`tracer.py`), attrs bound;
+    returns a GraphModule.
     With `record`, numeric attrs are passed as AttrFloat/AttrInt and every Python value derived
     from them is appended to `record` as (value, expression)."""
     import torch
-    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from copilot.lowering.tracer import trace_graph
 
     attrs = dict(case.attrs if attrs is None else attrs)
     kw = {k: v for k, v in attrs.items() if v is not None}
@@ -287,7 +286,7 @@ def trace(task, case, attrs: dict | None = None, record: list | None = None,
         setattr(math, name, _math_wrapper(name, f))
     try:
         with torch.no_grad():
-            gm = make_fx(fn, tracing_mode="fake")(*sample)
+            gm = trace_graph(fn, sample)
         _fill_defaults(gm)
         return gm
     except Unsupported:
@@ -313,7 +312,7 @@ def _math_wrapper(name, f):
 
 
 def _fill_defaults(gm) -> None:
-    """Spell out every schema argument (make_fx drops arguments equal to their default, which
+    """Spell out every schema argument (the trace drops arguments equal to their default, which
     would make a case whose attr equals the default look structurally different)."""
     for n in gm.graph.nodes:
         schema = getattr(n.target, "_schema", None) if n.op == "call_function" else None

@@ -78,21 +78,18 @@ def _shape_of(n) -> tuple:
 
 
 def trace_case(task, case):
-    """The golden traced on fake tensors of the case's shapes and dtypes (absent optional inputs are
-    None); returns (GraphModule, input index of each placeholder)."""
+    """The golden traced (`tracer.py`) on tensors of the case's shapes and dtypes (absent optional
+    inputs are None); returns (GraphModule, input index of each placeholder)."""
     import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.proxy_tensor import make_fx
 
     from copilot.lowering.capture import _torch_dtype
+    from copilot.lowering.tracer import trace_graph
 
     present = [i for i, s in enumerate(case.shapes) if s is not None]
     if any(any(isinstance(d, (list, tuple)) for d in case.shapes[i]) for i in present):
         raise Unsupported(f"{task.name}: case {case.id} has a tensor-list input (grouped / multi-layer operands "
                           "are not lowered)")
-    mode = FakeTensorMode()
-    with mode:
-        sample = [torch.zeros(case.shapes[i], dtype=_torch_dtype(case.dtypes[i])) for i in present]
+    sample = [(tuple(case.shapes[i]), _torch_dtype(case.dtypes[i])) for i in present]
     names = [i.name for i in task.inputs]
     try:
         params = inspect.signature(task.golden).parameters
@@ -111,7 +108,7 @@ def trace_case(task, case):
 
     try:
         with torch.no_grad():
-            gm = make_fx(fn, tracing_mode="fake")(*sample)
+            gm = trace_graph(fn, sample)
     except Exception as exc:
         raise Unsupported(f"{task.name}: the golden could not be traced on case {case.id} "
                           f"({type(exc).__name__}: {str(exc).splitlines()[0][:160]})") from None

@@ -70,11 +70,11 @@ def _recorded(task, case, attrs: dict, shapes: list | None = None):
     raises. Meta tensors have no storage and take no FX trace or fake-tensor dispatch (about 50x
     cheaper than a trace), so every case and every moved attr costs a millisecond or two."""
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
 
+    from copilot.dynamo_free import DynamoFreeMode
     from copilot.lowering.capture import _torch_dtype, call_golden
 
-    class Record(TorchDispatchMode):
+    class Record(DynamoFreeMode):
         def __init__(self):
             super().__init__()
             self.ops = []

@@ -1,12 +1,12 @@
 """The lowered-kernel cache: `cannpilot lower` on a task it lowered before answers from disk.
 
 Lowering itself takes a fraction of a second; what a user waits for on the command line is
-`import torch` and the tracing machinery it pulls in (`make_fx` imports `torch._dynamo`), seconds
-on every run. A kernel is a pure function of the task's files, the chip, the knobs, Cannpilot's
-own code and the torch that traced the golden, so the key hashes exactly those, and a hit needs
-no torch at all. An entry is one JSON file under `<cache dir>/lowered/` (platformdirs'
-cache dir, or `CANNPILOT_CACHE_DIR`), written atomically; a kernel that did not lower (exit 2 or
-3) is never stored, so its message is always recomputed.
+`import torch` (~1.6 s of CPU; the tracer imports no `torch._dynamo`), on every run. A kernel is a
+pure function of the task's files, the chip, the knobs, Cannpilot's own code and the torch that
+traced the golden, so the key hashes exactly those, and a hit needs no torch at all. An entry is
+one JSON file under `<cache dir>/lowered/` (platformdirs' cache dir, or `CANNPILOT_CACHE_DIR`),
+written atomically; a kernel that did not lower (exit 2 or 3) is never stored, so its message is
+always recomputed.
 """
 
 from __future__ import annotations

@@ -73,19 +73,17 @@ def _call_golden(task, lists: list, attrs: dict):
 
 
 def _trace_lists(task, case, shapes: list, attrs: dict | None = None):
-    """make_fx of the golden on fake tensor lists of the given element shapes (one list per input)."""
+    """The golden traced (`tracer.py`) on tensor lists of the given element shapes (one list per
+    input), float elements in float32."""
     import torch
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.proxy_tensor import make_fx
 
     from copilot.lowering.capture import _torch_dtype
+    from copilot.lowering.tracer import trace_graph
 
-    mode = FakeTensorMode()
-    with mode:
-        sample = []
-        for elems, dt in zip(shapes, case.dtypes):
-            tdt = _torch_dtype(dt)
-            sample.append([torch.zeros(s, dtype=torch.float32 if tdt.is_floating_point else tdt) for s in elems])
+    sample = []
+    for elems, dt in zip(shapes, case.dtypes):
+        tdt = _torch_dtype(dt)
+        sample.append([(tuple(s), torch.float32 if tdt.is_floating_point else tdt) for s in elems])
     sizes = [len(s) for s in sample]
 
     def fn(*flat):
@@ -97,7 +95,7 @@ def _trace_lists(task, case, shapes: list, attrs: dict | None = None):
 
     try:
         with torch.no_grad():
-            return make_fx(fn, tracing_mode="fake")(*[t for s in sample for t in s])
+            return trace_graph(fn, [t for s in sample for t in s])
     except Exception as exc:
         raise Unsupported(f"{task.name}: the golden could not be traced on case {case.id}'s tensor lists "
                           f"({type(exc).__name__}: {str(exc).splitlines()[0][:160]})") from None

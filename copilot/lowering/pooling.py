@@ -47,11 +47,11 @@ def _aten_ops(task, case) -> list | None:
     and copies left out; None when it fails there. A meta run costs a millisecond or two where an
     FX trace of the same golden costs ~50 ms."""
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
 
+    from copilot.dynamo_free import DynamoFreeMode
     from copilot.lowering.capture import _torch_dtype, call_golden
 
-    class OpLog(TorchDispatchMode):
+    class OpLog(DynamoFreeMode):
         def __init__(self):
             super().__init__()
             self.ops = []

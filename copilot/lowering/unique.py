@@ -62,11 +62,11 @@ def _probe(task, case):
     """Whether the case's golden is torch.unique on a small tensor of its dtype, and whether it
     returns the inverse: True / False, or None when it is not unique."""
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
 
+    from copilot.dynamo_free import DynamoFreeMode
     from copilot.lowering.capture import _torch_dtype, call_golden
 
-    class OpLog(TorchDispatchMode):
+    class OpLog(DynamoFreeMode):
         def __init__(self):
             super().__init__()
             self.ops = []
