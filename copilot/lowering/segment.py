@@ -499,7 +499,7 @@ _WIDE_KERNEL = r"""// int64 data. A unit is a chunk of columns (`chunk` elements
 // one core: every data row's chunk is added into its segment's chunk by that core alone.
 constexpr uint32_t MODE_OWNED_TABLE = 2;   // every segment's chunk fits in UB: summed there, written out once
 constexpr uint32_t MODE_OWNED_ROWS = 3;    // per tile, its segments' rows of y read (once led), added to, written back
-constexpr uint32_t MODE_SPLIT_TABLE = 4;   // one-element rows: the rows split over the cores, their tables added up
+constexpr uint32_t MODE_SPLIT_TABLE = 4;   // narrow rows: the rows split over the cores, their tables added up
 #if !(defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
 constexpr uint32_t LIMB_WORDS = 2048;      // int32 words a step of AddInt64 and of the limb passes (1024 int64 lanes)
 #endif
@@ -517,10 +517,10 @@ public:
         if (td_.mode == MODE_OWNED_TABLE || td_.mode == MODE_SPLIT_TABLE) {
             pipe_.InitBuffer(tableBuf_, (td_.segments * td_.pitch * sizeof(int64_t) * (Limbs() ? 2 : 1) + 31) / 32 * 32);
         }
-        if (td_.mode == MODE_SPLIT_TABLE) {       // every core's table, 32 B apart, in the workspace
-            pipe_.InitBuffer(sumBuf_, td_.tileRows * sizeof(int64_t));
+        if (td_.mode == MODE_SPLIT_TABLE) {       // every core's table (laid out as y), 32 B apart, in the workspace
+            pipe_.InitBuffer(sumBuf_, td_.tileRows * td_.pitch * sizeof(int64_t));
             partialGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(GetUserWorkspace(workspace)),
-                                       td_.blockDim * ((td_.segments + 3) / 4 * 4));
+                                       td_.blockDim * PartialStride());
         }
         if (Limbs()) {
             pipe_.InitBuffer(highBuf_, td_.tileRows * td_.pitch * sizeof(int64_t));
@@ -564,41 +564,48 @@ public:
     }
 
 private:
-    // MODE_SPLIT_TABLE: this core's rows summed into a table of its own (scalar adds), every
-    // core's table to the workspace, SyncAll, then this core's share of the segments added up over
-    // the tables (AddInt64) into y.
+    // MODE_SPLIT_TABLE: this core's rows (whole) summed into a table of its own, every core's
+    // table to the workspace, SyncAll, then this core's share of y's elements added up over the
+    // tables (AddInt64).
     __aicore__ inline void SplitRows()
     {
         LocalTensor<int64_t> table = tableBuf_.Get<int64_t>();
-        Duplicate(table.ReinterpretCast<int32_t>(), 0, static_cast<int32_t>(2 * td_.segments));
+        Duplicate(table.ReinterpretCast<int32_t>(), 0, static_cast<int32_t>(2 * td_.segments * td_.pitch * (Limbs() ? 2 : 1)));
         SyncPipes<HardEvent::V_S>();
+        addsSinceCarry_ = 0;
+        const uint32_t len = static_cast<uint32_t>(td_.cols);
         for (uint64_t u = 0; u < unitCount_; ++u) {
             const uint64_t j0 = (unitStart_ + u) * td_.tileRows;
             const uint32_t nr = static_cast<uint32_t>(td_.rows - j0 < td_.tileRows ? td_.rows - j0 : td_.tileRows);
-            LoadTile(j0, nr, 0, 1);
-            AddIntoTable(nr, 1);
+            LoadTile(j0, nr, 0, len);
+            AddIntoTable(nr, len);
         }
-        SyncPipes<HardEvent::S_MTE3>();
-        SyncPipes<HardEvent::V_MTE3>();
-        const uint64_t tablePitch = (td_.segments + 3) / 4 * 4;
-        DataCopyExtParams out(1, static_cast<uint32_t>(td_.segments * sizeof(int64_t)), 0, 0, 0);
-        DataCopyPad(partialGm_[static_cast<uint64_t>(GetBlockIdx()) * tablePitch], table, out);
+        GlobalTensor<int64_t> mine = partialGm_[static_cast<uint64_t>(GetBlockIdx()) * PartialStride()];
+        if (td_.pitch == 1) {
+            SyncPipes<HardEvent::S_MTE3>();
+            DataCopyExtParams out(1, static_cast<uint32_t>(td_.segments * sizeof(int64_t)), 0, 0, 0);
+            DataCopyPad(mine, table, out);
+        } else {
+            WriteTable(mine, 0, len);
+        }
         PipeBarrier<PIPE_ALL>();
         SyncAll();                                // every core's table is in the workspace
-        const uint64_t per = ((td_.segments + td_.blockDim - 1) / td_.blockDim + 3) / 4 * 4;
+        const uint64_t total = td_.segments * td_.cols;
+        const uint64_t per = ((total + td_.blockDim - 1) / td_.blockDim + 3) / 4 * 4;
+        const uint32_t block = td_.tileRows * td_.pitch;
         uint64_t begin = per * static_cast<uint64_t>(GetBlockIdx());
-        begin = begin > td_.segments ? td_.segments : begin;
-        const uint64_t end = begin + per > td_.segments ? td_.segments : begin + per;
+        begin = begin > total ? total : begin;
+        const uint64_t end = begin + per > total ? total : begin + per;
         LocalTensor<int64_t> sum = sumBuf_.Get<int64_t>();
         LocalTensor<int64_t> part = dataBuf_.Get<int64_t>();
-        for (uint64_t at = begin; at < end; at += td_.tileRows) {
-            const uint32_t n = static_cast<uint32_t>(end - at < td_.tileRows ? end - at : td_.tileRows);
+        for (uint64_t at = begin; at < end; at += block) {
+            const uint32_t n = static_cast<uint32_t>(end - at < block ? end - at : block);
             DataCopyExtParams in(1, n * sizeof(int64_t), 0, 0, 0);
             SyncPipes<HardEvent::MTE3_MTE2>();    // the previous block's sums are out
             DataCopyPad(sum, partialGm_[at], in, DataCopyPadExtParams<int64_t>(false, 0, 0, 0));
             for (uint32_t b = 1; b < td_.blockDim; ++b) {
                 SyncPipes<HardEvent::V_MTE2>();   // the previous table's block is added
-                DataCopyPad(part, partialGm_[b * tablePitch + at], in, DataCopyPadExtParams<int64_t>(false, 0, 0, 0));
+                DataCopyPad(part, partialGm_[b * PartialStride() + at], in, DataCopyPadExtParams<int64_t>(false, 0, 0, 0));
                 SyncPipes<HardEvent::MTE2_V>();
                 AddInt64(sum, part, n);
             }
@@ -608,15 +615,21 @@ private:
         }
     }
 
-    // Whether the table is kept as 16-bit limbs (MODE_OWNED_TABLE on arch 2201): there an
-    // AddInt64 is ten instructions however short the row, a limb row two.
+    // Whether the table is kept as 16-bit limbs (arch 2201, rows longer than one element): there
+    // an AddInt64 is ten instructions however short the row, a limb row two.
     __aicore__ inline bool Limbs() const
     {
 #if defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510
         return false;
 #else
-        return td_.mode == MODE_OWNED_TABLE;
+        return td_.mode == MODE_OWNED_TABLE || (td_.mode == MODE_SPLIT_TABLE && td_.pitch > 1);
 #endif
+    }
+
+    // Elements from one core's table to the next in the workspace.
+    __aicore__ inline uint64_t PartialStride() const
+    {
+        return (td_.segments * td_.cols + 3) / 4 * 4;
     }
 
     // One unit: columns [c0, c0 + len) of every row.
@@ -645,7 +658,7 @@ private:
             }
         }
         if (td_.mode == MODE_OWNED_TABLE) {
-            WriteTable(c0, len);
+            WriteTable(yGm_, c0, len);
         } else if (td_.tileRows > 1) {
             ZeroUntouched(td_.segments, c0, len);
         }
@@ -910,8 +923,8 @@ private:
         DataCopyPad(yGm_[at], sum, row);
     }
 
-    // MODE_OWNED_TABLE: every segment's chunk to y, empty ones as zeros.
-    __aicore__ inline void WriteTable(uint64_t c0, uint32_t len)
+    // Every segment's chunk of the table to `out` (laid out as y), empty ones as zeros.
+    __aicore__ inline void WriteTable(const GlobalTensor<int64_t>& out, uint64_t c0, uint32_t len)
     {
 #if !(defined(__NPU_ARCH__) && __NPU_ARCH__ == 3510)
         if (Limbs()) {                            // the limbs carried, then each word = low | high << 16
@@ -928,9 +941,9 @@ private:
         const uint32_t bytes = len * sizeof(int64_t);
         for (uint64_t s0 = 0; s0 < td_.segments; s0 += 4095) {
             const uint32_t n = static_cast<uint32_t>(td_.segments - s0 < 4095 ? td_.segments - s0 : 4095);
-            DataCopyExtParams out(static_cast<uint16_t>(n), bytes, (td_.pitch * sizeof(int64_t) - (bytes + 31) / 32 * 32) / 32,
-                                  static_cast<uint32_t>((td_.cols - len) * sizeof(int64_t)), 0);
-            DataCopyPad(yGm_[s0 * td_.cols + c0], table[static_cast<uint32_t>(s0) * td_.pitch], out);
+            DataCopyExtParams rows(static_cast<uint16_t>(n), bytes, (td_.pitch * sizeof(int64_t) - (bytes + 31) / 32 * 32) / 32,
+                                   static_cast<uint32_t>((td_.cols - len) * sizeof(int64_t)), 0);
+            DataCopyPad(out[s0 * td_.cols + c0], table[static_cast<uint32_t>(s0) * td_.pitch], rows);
         }
     }
 
@@ -1017,15 +1030,24 @@ _WIDE_TILING = r"""    if (dt == ge::DT_INT64) {
         // arch 2201 keeps the table as two limb planes and the tile's high limbs beside it
         // (budgeted on every chip)
         const uint64_t planes = td->pitch == 1 ? 1 : 2;
-        if (planes * table <= wide / 2 && td->pitch == 1) {
-            // one-element rows: one column would keep one core busy, so the rows are split over
-            // the cores instead; the rest of the UB holds a packed tile of rows and a sum tile
+        const uint64_t wholePitch = td->cols == 1 ? 1 : up(td->cols, 4);
+        const uint64_t wholePlanes = td->cols == 1 ? 1 : 2;
+        const uint64_t wholeTable = up(td->segments * wholePitch * sizeof(int64_t), 32);
+        if ((2 * td->chunks < coreNum || td->cols == 1) && wholePlanes * wholeTable <= wide / 2 &&
+            wholePlanes * wholeTable + 8 * ((wholePlanes + 1) * wholePitch * sizeof(int64_t) + ib) <= wide) {
+            // narrow rows: column chunks would keep most cores idle, so the rows are split over the
+            // cores instead, each summing whole rows into a table of its own; the rest of the UB
+            // holds a tile of rows (packed when one element long), a sum tile (and high limbs)
             td->mode = MODE_SPLIT_TABLE;
-            rows = (wide - table) / (2 * sizeof(int64_t) + ib);
-            rows = rows > 16384 ? 16384 : rows;
+            td->chunk = static_cast<uint32_t>(td->cols);
+            td->chunks = 1;
+            td->pitch = static_cast<uint32_t>(wholePitch);
+            rows = (wide - wholePlanes * wholeTable) / ((wholePlanes + 1) * wholePitch * sizeof(int64_t) + ib);
+            const uint64_t cap = td->pitch == 1 ? 16384 : 4095;
             const uint64_t perCore = up((td->rows + coreNum - 1) / coreNum, 4);
-            rows = (rows > perCore ? perCore : rows) / 4 * 4;
-            rows = rows < 4 ? 4 : rows;
+            rows = rows > cap ? cap : rows;
+            rows = rows > perCore ? perCore : rows;
+            rows = td->pitch == 1 ? (rows < 4 ? 4 : rows / 4 * 4) : (rows < 1 ? 1 : rows);
         } else if (planes * table <= wide / 2) {
             // every segment's chunk in UB; the rest holds data tiles
             td->mode = MODE_OWNED_TABLE;
@@ -1058,7 +1080,7 @@ _WIDE_TILING = r"""    if (dt == ge::DT_INT64) {
 @SPLIT@        td->blockDim = static_cast<uint32_t>(blockDim);
         size_t* workspace = context->GetWorkspaceSizes(1);
         workspace[0] = platform.GetLibApiWorkSpaceSize() +
-                       (td->mode == MODE_SPLIT_TABLE ? blockDim * up(td->segments, 4) * sizeof(int64_t) : 0);
+                       (td->mode == MODE_SPLIT_TABLE ? blockDim * up(td->segments * td->cols, 4) * sizeof(int64_t) : 0);
         return ge::GRAPH_SUCCESS;
     }
 """
