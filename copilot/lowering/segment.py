@@ -19,9 +19,11 @@ and adds every data row's chunk into them itself, so no element of y is written 
 the sums are exact (wrapping as torch's). MODE_OWNED_TABLE keeps every segment's chunk in UB and
 writes it out once (on arch 2201 as 16-bit limbs, two int32 Adds a row); MODE_OWNED_ROWS zeroes
 the segments no row names, and per tile of rows (deduplicated by a stamp per segment) reads its
-segments' rows of y once an earlier tile led them, adds, writes them back. Arch 3510 adds int64
-lanes on the vector unit; arch 2201 adds their int32 words and carries the low word's overflow
-into the high word by one Gather (`AddInt64`).
+segments' rows of y once an earlier tile led them, adds, writes them back. MODE_SPLIT_TABLE (narrow
+rows, where column chunks would keep most cores idle) splits the rows instead: a table of whole
+rows per core, the tables added up after SyncAll. Arch 3510 adds int64 lanes on the vector unit;
+arch 2201 adds their int32 words and carries the low word's overflow into the high word by one
+Gather (`AddInt64`).
 """
 
 from __future__ import annotations
