@@ -134,8 +134,11 @@ def _cli_run(ref: str, chip: str, out: Path, env: dict) -> dict:
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"exit": p.returncode, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-            "hit": "lowered-kernel cache" in p.stderr}
+    row = {"exit": p.returncode, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+           "hit": "lowered-kernel cache" in p.stderr}
+    if p.returncode != 0:
+        row["reason"] = (p.stderr.strip().splitlines() or [""])[-1]
+    return row
 
 
 def time_cli(names: list[str], chip: str, before: str | None, after: str | None, kdir: Path) -> int:
@@ -144,7 +147,7 @@ def time_cli(names: list[str], chip: str, before: str | None, after: str | None,
     load average and the process's CPU time (user + sys: the wall time of an idle machine, near
     enough, when the shared machine is loaded). With `before` (a tree holding an earlier `copilot/`
     and `bench/ops/`, run through PYTHONPATH) its run is interleaved with the cold one, in
-    alternating order, and the kernels are compared byte for byte."""
+    alternating order, and the kernels are compared byte for byte (a refusal: its exit and reason)."""
     import statistics
     import tempfile
 
@@ -170,9 +173,11 @@ def time_cli(names: list[str], chip: str, before: str | None, after: str | None,
         row["warm"]["load"] = round(os.getloadavg()[0], 1)
         cold = (kdir / f"{stem}.cold.cpp").read_bytes() if row["cold"]["exit"] == 0 else None
         row["warm_identical"] = cold is not None and (kdir / f"{stem}.warm.cpp").read_bytes() == cold
-        if before:
-            row["before_identical"] = cold is not None and row["before"]["exit"] == 0 and \
-                (kdir / f"{stem}.before.cpp").read_bytes() == cold
+        if before:        # the same kernel bytes, or the same refusal (exit and reason)
+            b = row["before"]
+            row["before_identical"] = b["exit"] == row["cold"]["exit"] and (
+                (kdir / f"{stem}.before.cpp").read_bytes() == cold if cold is not None
+                else b.get("reason") == row["cold"].get("reason"))
         rows.append(row)
         print(json.dumps(row), flush=True)
     summary = {"tasks": len(rows), "lowered": sum(r["cold"]["exit"] == 0 for r in rows)}
