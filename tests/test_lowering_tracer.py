@@ -107,6 +107,11 @@ def test_inputs_have_no_storage_and_report_the_cpu():
     assert tuple(_output(gm).meta["val"].shape) == (65536,)
 
 
+def test_an_in_place_shape_change_is_refused():
+    with pytest.raises(RuntimeError, match="in place"):
+        trace_graph(lambda x: x.clone().unsqueeze_(0), [((3, 4), F32)])
+
+
 @pytest.mark.parametrize("golden, error", [
     (lambda x: x * x.sum().item(), DataDependentOutputException),
     (lambda x: x + 1 if x.sum() > 0 else x, DataDependentOutputException),

@@ -235,7 +235,11 @@ def _compute(func, args, kwargs):
         if not isinstance(x, torch.Tensor):
             return x
         same = next((t for t in inputs if t.inner is x), None)
-        return TraceTensor(x) if same is None else same
+        if same is None:
+            return TraceTensor(x)
+        if same.shape != x.shape or same.stride() != x.stride():      # the wrapper's sizes are fixed
+            raise RuntimeError(f"{func} changes a traced tensor's shape in place; the trace does not follow it")
+        return same
     return _map(out, wrap)
 
 
