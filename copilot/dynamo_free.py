@@ -31,12 +31,8 @@ def no_dynamo_import():
     if "torch._dynamo" in sys.modules:
         yield
         return
-    if _DISABLED is None:        # each wrapper's `fn` (its closure: __wrapped__ may skip layers)
-        code = torch._disable_dynamo(lambda: None).__code__
-        at = code.co_freevars.index("fn")
-        wrapped = (f.__closure__[at].cell_contents for f in gc.get_objects()
-                   if type(f) is types.FunctionType and f.__code__ is code)
-        _DISABLED = [f for f in wrapped if type(f) is types.FunctionType]
+    if _DISABLED is None:
+        _DISABLED = _disabled_functions()
     marked = [f for f in _DISABLED if "__dynamo_disable" not in f.__dict__]
     for f in marked:
         f.__dict__["__dynamo_disable"] = f
@@ -46,6 +42,20 @@ def no_dynamo_import():
         for f in marked:
             if f.__dict__.get("__dynamo_disable") is f:
                 del f.__dict__["__dynamo_disable"]
+
+
+def _disabled_functions() -> list:
+    """Each `torch._disable_dynamo` wrapper's `fn` (from its closure: `__wrapped__` may skip
+    layers). A torch whose wrapper is built otherwise gives none: dynamo is then imported as
+    before, slower but the same."""
+    try:
+        code = torch._disable_dynamo(lambda: None).__code__
+        at = code.co_freevars.index("fn")
+        wrapped = (f.__closure__[at].cell_contents for f in gc.get_objects()
+                   if type(f) is types.FunctionType and f.__code__ is code)
+        return [f for f in wrapped if type(f) is types.FunctionType]
+    except (AttributeError, ValueError, IndexError, TypeError):
+        return []
 
 
 class DynamoFreeMode(TorchDispatchMode):
