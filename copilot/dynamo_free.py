@@ -77,3 +77,20 @@ class DynamoFreeMode(TorchDispatchMode):
             return super().__exit__(*exc)
         finally:
             self._quiet.pop().__exit__(None, None, None)
+
+
+class OpLog(DynamoFreeMode):
+    """Runs every aten op as it comes and logs it as (name, args, kwargs): the probes that ask
+    which ops a golden runs on meta tensors (pooling, dilation, unique)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops: list[tuple[str, tuple, dict]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        self.ops.append((func.overloadpacket.__name__, args, kwargs))
+        return func(*args, **kwargs)
+
+    def names(self) -> list[str]:
+        return [name for name, _, _ in self.ops]

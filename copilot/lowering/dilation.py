@@ -71,35 +71,26 @@ def _recorded(task, case, attrs: dict, shapes: list | None = None):
     cheaper than a trace), so every case and every moved attr costs a millisecond or two."""
     import torch
 
-    from copilot.dynamo_free import DynamoFreeMode
+    from copilot.dynamo_free import OpLog
     from copilot.lowering.capture import _torch_dtype, call_golden
-
-    class Record(DynamoFreeMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append((func.overloadpacket.__name__, args))
-            return func(*args, **(kwargs or {}))
 
     tensors = [None if s is None else torch.zeros(s, dtype=_torch_dtype(d), device="meta")
                for s, d in zip(shapes or case.shapes, case.dtypes)]
-    record = Record()
+    record = OpLog()
     try:
         with torch.no_grad(), torch.device("meta"), record:      # the golden's own tensors too: no storage
             call_golden(task, tensors, attrs)
     except Exception:           # the golden refuses these shapes / attrs
         return None
-    names = tuple(n for n, _ in record.ops)
-    cols = [a for n, a in record.ops if n == "im2col"]
+    names = tuple(record.names())
+    cols = [a for n, a, _ in record.ops if n == "im2col"]
     if len(cols) != 1:
         return names, None
     _, kernel, rate, padding, stride = cols[0][:5]
     if any(int(p) for p in padding):
         raise Unsupported(f"{task.name}: case {case.id}: im2col's own (zero) padding inside a max-plus window")
     pt = pl = 0
-    pads = [a for n, a in record.ops if n == "constant_pad_nd"]
+    pads = [a for n, a, _ in record.ops if n == "constant_pad_nd"]
     if pads:
         widths, value = pads[0][1], pads[0][2] if len(pads[0]) > 2 else 0.0
         if len(pads) != 1 or value != float("-inf") or len(widths) != 4:

@@ -48,17 +48,8 @@ def _aten_ops(task, case) -> list | None:
     FX trace of the same golden costs ~50 ms."""
     import torch
 
-    from copilot.dynamo_free import DynamoFreeMode
+    from copilot.dynamo_free import OpLog
     from copilot.lowering.capture import _torch_dtype, call_golden
-
-    class OpLog(DynamoFreeMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append((func.overloadpacket.__name__, args, kwargs or {}))
-            return func(*args, **(kwargs or {}))
 
     x = torch.empty(case.shapes[0], dtype=_torch_dtype(case.dtypes[0]), device="meta")
     log = OpLog()

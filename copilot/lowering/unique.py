@@ -63,17 +63,8 @@ def _probe(task, case):
     returns the inverse: True / False, or None when it is not unique."""
     import torch
 
-    from copilot.dynamo_free import DynamoFreeMode
+    from copilot.dynamo_free import OpLog
     from copilot.lowering.capture import _torch_dtype, call_golden
-
-    class OpLog(DynamoFreeMode):
-        def __init__(self):
-            super().__init__()
-            self.ops = []
-
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            self.ops.append(func.overloadpacket.__name__)
-            return func(*args, **(kwargs or {}))
 
     dt = _torch_dtype(case.dtypes[0])
     rank = len(case.shapes[0]) if case.shapes and case.shapes[0] is not None else 1
@@ -86,7 +77,7 @@ def _probe(task, case):
             out = call_golden(task, [x], dict(case.attrs))
     except Exception:          # the golden refuses a small tensor: not this pattern
         return None
-    if [o for o in log.ops if o not in _PASSIVE] != ["_unique2"]:
+    if [o for o in log.names() if o not in _PASSIVE] != ["_unique2"]:
         return None
     want_y, want_inv = torch.unique(x, sorted=True, return_inverse=True)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
